@@ -1,0 +1,36 @@
+# The two front-door commands (see README): `make run` runs the main job, `make test` runs the tests.
+# Both create .venv at the repository root and install everything they need into it.
+
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-fast setup services bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# PostgreSQL and MariaDB are services of the machine; this makes sure they run and have the test databases.
+services:
+	bash scripts/services.sh
+
+run: $(STAMP)
+	$(BIN)/python -m metastore.demo
+
+test: $(STAMP) services
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf metastore-data .reference-hms spark-warehouse

@@ -1,0 +1,1 @@
+"""The catalog service: Hive's operations, validation, transactions and events, independent of any wire."""

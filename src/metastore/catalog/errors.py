@@ -1,0 +1,59 @@
+"""Errors of the catalog, one per Hive exception type; the wire fronts map them to their protocol."""
+
+from __future__ import annotations
+
+
+class CatalogError(Exception):
+    """Base of every error the catalog reports to a client; `message` is what the client sees."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NoSuchObject(CatalogError):
+    """Hive's NoSuchObjectException."""
+
+
+class AlreadyExists(CatalogError):
+    """Hive's AlreadyExistsException."""
+
+
+class InvalidObject(CatalogError):
+    """Hive's InvalidObjectException."""
+
+
+class InvalidOperation(CatalogError):
+    """Hive's InvalidOperationException."""
+
+
+class InvalidInput(CatalogError):
+    """Hive's InvalidInputException."""
+
+
+class MetaError(CatalogError):
+    """Hive's MetaException: anything else, including failures of the store."""
+
+
+class UnknownDB(CatalogError):
+    """Hive's UnknownDBException (only a few calls declare it)."""
+
+
+class UnknownTable(CatalogError):
+    """Hive's UnknownTableException (only a few calls declare it)."""
+
+
+class NoSuchLock(CatalogError):
+    """Hive's NoSuchLockException."""
+
+
+class NoSuchTxn(CatalogError):
+    """Hive's NoSuchTxnException."""
+
+
+class TxnAborted(CatalogError):
+    """Hive's TxnAbortedException."""
+
+
+class TxnOpen(CatalogError):
+    """Hive's TxnOpenException."""

@@ -1,0 +1,168 @@
+"""The catalog's objects. Field names are Hive's (camelCase), so that every front maps them by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class FieldSchema:
+    name: str
+    type: str
+    comment: str | None = None
+
+
+@dataclass(slots=True)
+class SerDeInfo:
+    name: str | None = None
+    serializationLib: str | None = None
+    parameters: dict[str, str] = field(default_factory=dict)
+    description: str | None = None
+    serializerClass: str | None = None
+    deserializerClass: str | None = None
+    serdeType: int | None = None
+
+
+@dataclass(slots=True)
+class Order:
+    col: str
+    order: int
+
+
+@dataclass(slots=True)
+class SkewedInfo:
+    skewedColNames: list[str] = field(default_factory=list)
+    skewedColValues: list[list[str]] = field(default_factory=list)
+    # keys are tuples of values (a Thrift map keyed by list<string>)
+    skewedColValueLocationMaps: dict[tuple[str, ...], str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class StorageDescriptor:
+    cols: list[FieldSchema] = field(default_factory=list)
+    location: str | None = None
+    inputFormat: str | None = None
+    outputFormat: str | None = None
+    compressed: bool = False
+    numBuckets: int = -1
+    serdeInfo: SerDeInfo = field(default_factory=SerDeInfo)
+    bucketCols: list[str] = field(default_factory=list)
+    sortCols: list[Order] = field(default_factory=list)
+    parameters: dict[str, str] = field(default_factory=dict)
+    skewedInfo: SkewedInfo = field(default_factory=SkewedInfo)
+    storedAsSubDirectories: bool = False
+
+
+@dataclass(slots=True)
+class Database:
+    name: str
+    description: str | None = None
+    locationUri: str | None = None
+    parameters: dict[str, str] = field(default_factory=dict)
+    ownerName: str | None = None
+    ownerType: int | None = None  # PrincipalType: USER=1, ROLE=2, GROUP=3
+    catalogName: str = "hive"
+    createTime: int | None = None
+
+
+@dataclass(slots=True)
+class Table:
+    tableName: str
+    dbName: str
+    owner: str | None = None
+    createTime: int = 0
+    lastAccessTime: int = 0
+    retention: int = 0
+    sd: StorageDescriptor = field(default_factory=StorageDescriptor)
+    partitionKeys: list[FieldSchema] = field(default_factory=list)
+    parameters: dict[str, str] = field(default_factory=dict)
+    viewOriginalText: str | None = None
+    viewExpandedText: str | None = None
+    tableType: str = "MANAGED_TABLE"
+    temporary: bool = False
+    rewriteEnabled: bool = False
+    catName: str = "hive"
+    ownerType: int | None = 1
+    # store bookkeeping, not part of Hive's struct
+    id: int | None = None
+    version: int | None = None
+
+
+@dataclass(slots=True)
+class Partition:
+    values: list[str]
+    dbName: str
+    tableName: str
+    createTime: int = 0
+    lastAccessTime: int = 0
+    sd: StorageDescriptor = field(default_factory=StorageDescriptor)
+    parameters: dict[str, str] = field(default_factory=dict)
+    catName: str = "hive"
+
+
+@dataclass(slots=True)
+class TableMeta:
+    dbName: str
+    tableName: str
+    tableType: str
+    comments: str | None = None
+    catName: str = "hive"
+
+
+@dataclass(slots=True)
+class ResourceUri:
+    resourceType: int  # JAR=1, FILE=2, ARCHIVE=3
+    uri: str
+
+
+@dataclass(slots=True)
+class Function:
+    functionName: str
+    dbName: str
+    className: str
+    ownerName: str | None = None
+    ownerType: int | None = 1
+    createTime: int = 0
+    functionType: int = 1  # JAVA=1
+    resourceUris: list[ResourceUri] = field(default_factory=list)
+    catName: str = "hive"
+
+
+@dataclass(slots=True)
+class ColumnStatisticsDesc:
+    isTblLevel: bool
+    dbName: str
+    tableName: str
+    partName: str | None = None
+    lastAnalyzed: int | None = None
+    catName: str = "hive"
+
+
+@dataclass(slots=True)
+class ColumnStatisticsObj:
+    colName: str
+    colType: str
+    # one of Hive's union members: booleanStats, longStats, doubleStats, stringStats, binaryStats,
+    # decimalStats, dateStats, timestampStats; `values` holds that member's fields (decimals as
+    # (unscaled bytes, scale), dates as days, timestamps as seconds)
+    kind: str
+    values: dict[str, object]
+
+
+@dataclass(slots=True)
+class ColumnStatistics:
+    statsDesc: ColumnStatisticsDesc
+    statsObj: list[ColumnStatisticsObj]
+    engine: str = "hive"
+
+
+@dataclass(slots=True)
+class NotificationEvent:
+    eventId: int
+    eventTime: int
+    eventType: str
+    dbName: str | None
+    tableName: str | None
+    message: str
+    messageFormat: str = "json-0.2"
+    catName: str | None = "hive"

@@ -1,0 +1,665 @@
+"""Hive partition filter language: parser and SQL translation.
+
+This is the ``filter`` string of the Thrift calls ``get_partitions_by_filter``
+and ``get_num_partitions_by_filter``, e.g.::
+
+    ds >= '2024-01-01' AND (hr = 3 OR hr BETWEEN 20 AND 23) AND NOT region LIKE 'eu.*'
+
+Grammar (keywords are case-insensitive; precedence NOT > AND > OR)::
+
+    filter     := or_expr EOF
+    or_expr    := and_expr ("OR" and_expr)*
+    and_expr   := not_expr ("AND" not_expr)*
+    not_expr   := "NOT" not_expr | "(" or_expr ")" | predicate
+    predicate  := key cmp_op literal
+                | literal cmp_op key                    -- operator is flipped
+                | key "LIKE" string
+                | key ["NOT"] "BETWEEN" literal "AND" literal
+                | key ["NOT"] "IN" "(" literal ("," literal)* ")"
+    cmp_op     := "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
+    key        := identifier | "`" any text, "``" for a backquote "`"
+    literal    := string | integer
+    identifier := [A-Za-z_][A-Za-z0-9_]*   (not a keyword; key names are lower-cased)
+    string     := '...' | "..."            (\\\\, \\' and \\" are unescaped, any other
+                                             backslash sequence is kept as written)
+    integer    := -?[0-9]+                 (must fit in a signed 64-bit integer)
+
+``parse`` builds an AST of frozen dataclasses, ``to_sql`` turns it into a
+SQLAlchemy Core boolean expression in which every literal of the filter is a
+bound parameter. Errors are raised as ``FilterError`` (a ``ValueError``); the
+Thrift layer maps them to Hive's ``MetaException``.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.functions import FunctionElement
+
+__all__ = [
+    "And",
+    "Between",
+    "Compare",
+    "FilterError",
+    "In",
+    "KeyColumn",
+    "Like",
+    "LiteralValue",
+    "Node",
+    "Not",
+    "Or",
+    "keys_of",
+    "parse",
+    "to_sql",
+]
+
+
+class FilterError(ValueError):
+    """A partition filter that cannot be parsed or translated.
+
+    ``position`` is the 0-based character offset in the filter text, when known.
+    """
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+# --------------------------------------------------------------------------- AST
+
+LiteralValue = str | int
+
+
+@dataclass(frozen=True)
+class Compare:
+    """``key op value``; op is one of = != < <= > >= (``<>`` is stored as ``!=``)."""
+
+    key: str
+    op: str
+    value: LiteralValue
+
+
+@dataclass(frozen=True)
+class Like:
+    """``key LIKE pattern``; pattern is a (restricted) Java regex, see ``to_sql``."""
+
+    key: str
+    pattern: str
+
+
+@dataclass(frozen=True)
+class In:
+    key: str
+    values: tuple[LiteralValue, ...]
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Between:
+    key: str
+    low: LiteralValue
+    high: LiteralValue
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class And:
+    operands: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    operands: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Node
+
+
+Node = Compare | Like | In | Between | And | Or | Not
+
+# ---------------------------------------------------------------------- tokenizer
+
+_KEYWORDS = frozenset({"AND", "OR", "NOT", "LIKE", "BETWEEN", "IN"})
+_COMPARE_OPS = frozenset({"=", "!=", "<>", "<", "<=", ">", ">="})
+# Used for "literal OP key": the comparison is mirrored so the key is on the left.
+_FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# Nesting limit, so a hostile filter cannot exhaust Python's recursion limit.
+MAX_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str  # IDENT, KEYWORD, STRING, INT, OP, LPAREN, RPAREN, COMMA, EOF
+    value: Any  # key name, upper-cased keyword, unescaped string, int, operator
+    pos: int
+    text: str  # the source text, for error messages
+
+
+def _is_ident_start(c: str) -> bool:
+    return c == "_" or ("a" <= c <= "z") or ("A" <= c <= "Z")
+
+
+def _is_ident_char(c: str) -> bool:
+    return _is_ident_start(c) or ("0" <= c <= "9")
+
+
+def _parse_error(what: str, pos: int) -> FilterError:
+    return FilterError(f"Error parsing partition filter: {what} at position {pos}", pos)
+
+
+def _tokenize(text: str) -> Iterator[_Token]:
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        start = i
+        if c in " \t\r\n":
+            i += 1
+        elif c == "(":
+            i += 1
+            yield _Token("LPAREN", c, start, c)
+        elif c == ")":
+            i += 1
+            yield _Token("RPAREN", c, start, c)
+        elif c == ",":
+            i += 1
+            yield _Token("COMMA", c, start, c)
+        elif c in "=<>!":
+            two = text[i : i + 2]
+            if two in ("<=", ">=", "<>", "!="):
+                i += 2
+                yield _Token("OP", two, start, two)
+            elif c == "!":
+                raise _parse_error("unexpected character '!'", start)
+            else:
+                i += 1
+                yield _Token("OP", c, start, c)
+        elif c in "'\"":
+            i += 1
+            chars: list[str] = []
+            while True:
+                if i >= n:
+                    raise _parse_error("unterminated string literal", start)
+                ch = text[i]
+                if ch == c:
+                    i += 1
+                    break
+                if ch == "\\":
+                    if i + 1 >= n:
+                        raise _parse_error("unterminated string literal", start)
+                    nxt = text[i + 1]
+                    # Only quotes and backslash are unescaped; other sequences are
+                    # kept so that regex escapes such as \. reach LIKE unchanged.
+                    chars.append(nxt if nxt in "\\'\"" else ch + nxt)
+                    i += 2
+                else:
+                    chars.append(ch)
+                    i += 1
+            yield _Token("STRING", "".join(chars), start, text[start:i])
+        elif ("0" <= c <= "9") or (c == "-" and i + 1 < n and "0" <= text[i + 1] <= "9"):
+            i += 1
+            while i < n and "0" <= text[i] <= "9":
+                i += 1
+            if i < n and _is_ident_char(text[i]):
+                raise _parse_error(f"invalid number '{text[start : i + 1]}'", start)
+            number = int(text[start:i])
+            if not _INT64_MIN <= number <= _INT64_MAX:
+                raise _parse_error(f"integer literal {text[start:i]} out of range", start)
+            yield _Token("INT", number, start, text[start:i])
+        elif _is_ident_start(c):
+            while i < n and _is_ident_char(text[i]):
+                i += 1
+            word = text[start:i]
+            if word.upper() in _KEYWORDS:
+                yield _Token("KEYWORD", word.upper(), start, word)
+            else:
+                yield _Token("IDENT", word.lower(), start, word)
+        elif c == "`":
+            i += 1
+            chars = []
+            while True:
+                if i >= n:
+                    raise _parse_error("unterminated quoted identifier", start)
+                if text[i] == "`":
+                    if text[i + 1 : i + 2] == "`":  # `` is an escaped backquote
+                        chars.append("`")
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                chars.append(text[i])
+                i += 1
+            if not chars:
+                raise _parse_error("empty quoted identifier", start)
+            yield _Token("IDENT", "".join(chars).lower(), start, text[start:i])
+        else:
+            raise _parse_error(f"unexpected character {c!r}", start)
+    yield _Token("EOF", None, n, "")
+
+
+# ------------------------------------------------------------------------ parser
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self._tokens = list(_tokenize(text))
+        self._i = 0
+        self._depth = 0
+
+    def _peek(self) -> _Token:
+        return self._tokens[self._i]
+
+    def _next(self) -> _Token:
+        tok = self._tokens[self._i]
+        if tok.kind != "EOF":
+            self._i += 1
+        return tok
+
+    def _is_keyword(self, word: str) -> bool:
+        tok = self._peek()
+        return tok.kind == "KEYWORD" and tok.value == word
+
+    def _unexpected(self, tok: _Token, expected: str) -> FilterError:
+        if tok.kind == "EOF":
+            return _parse_error(f"unexpected end of filter (expected {expected})", tok.pos)
+        return _parse_error(f"unexpected token '{tok.text}' (expected {expected})", tok.pos)
+
+    def _expect(self, kind: str, expected: str, value: str | None = None) -> _Token:
+        tok = self._next()
+        if tok.kind != kind or (value is not None and tok.value != value):
+            raise self._unexpected(tok, expected)
+        return tok
+
+    def parse(self) -> Node:
+        if self._peek().kind == "EOF":
+            # Hive treats an empty filter as "all partitions"; callers must
+            # short-circuit that case, there is no AST for it.
+            raise _parse_error("empty filter", 0)
+        node = self._or()
+        tok = self._peek()
+        if tok.kind != "EOF":
+            raise self._unexpected(tok, "AND, OR or end of filter")
+        return node
+
+    def _or(self) -> Node:
+        operands = [self._and()]
+        while self._is_keyword("OR"):
+            self._next()
+            operands.append(self._and())
+        return operands[0] if len(operands) == 1 else Or(tuple(operands))
+
+    def _and(self) -> Node:
+        operands = [self._not()]
+        while self._is_keyword("AND"):
+            self._next()
+            operands.append(self._not())
+        return operands[0] if len(operands) == 1 else And(tuple(operands))
+
+    def _not(self) -> Node:
+        tok = self._peek()
+        if (tok.kind == "KEYWORD" and tok.value == "NOT") or tok.kind == "LPAREN":
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise _parse_error(f"filter nested deeper than {MAX_DEPTH} levels", tok.pos)
+            self._next()
+            if tok.kind == "LPAREN":
+                node: Node = self._or()
+                self._expect("RPAREN", "')'")
+            else:
+                node = Not(self._not())
+            self._depth -= 1
+            return node
+        return self._predicate()
+
+    def _literal(self) -> LiteralValue:
+        tok = self._next()
+        if tok.kind not in ("STRING", "INT"):
+            raise self._unexpected(tok, "a string or integer literal")
+        value: LiteralValue = tok.value
+        return value
+
+    def _predicate(self) -> Node:
+        tok = self._next()
+        if tok.kind in ("STRING", "INT"):
+            # Reversed form: literal OP key.
+            op_tok = self._next()
+            if op_tok.kind != "OP":
+                raise self._unexpected(op_tok, "a comparison operator")
+            key_tok = self._next()
+            if key_tok.kind != "IDENT":
+                raise self._unexpected(key_tok, "a partition key name")
+            op = "!=" if op_tok.value == "<>" else op_tok.value
+            return Compare(key_tok.value, _FLIPPED[op], tok.value)
+        if tok.kind != "IDENT":
+            raise self._unexpected(tok, "a partition key name, literal, NOT or '('")
+        key: str = tok.value
+
+        tok = self._next()
+        if tok.kind == "OP":
+            op = "!=" if tok.value == "<>" else tok.value
+            return Compare(key, op, self._literal())
+        negated = False
+        if tok.kind == "KEYWORD" and tok.value == "NOT":
+            negated = True
+            tok = self._next()
+            if not (tok.kind == "KEYWORD" and tok.value in ("BETWEEN", "IN")):
+                raise self._unexpected(tok, "BETWEEN or IN")
+        if tok.kind == "KEYWORD" and tok.value == "LIKE":
+            pattern = self._next()
+            if pattern.kind != "STRING":
+                raise self._unexpected(pattern, "a string pattern after LIKE")
+            return Like(key, pattern.value)
+        if tok.kind == "KEYWORD" and tok.value == "BETWEEN":
+            low = self._literal()
+            self._expect("KEYWORD", "AND", "AND")
+            high = self._literal()
+            return Between(key, low, high, negated)
+        if tok.kind == "KEYWORD" and tok.value == "IN":
+            self._expect("LPAREN", "'('")
+            values = [self._literal()]
+            while self._peek().kind == "COMMA":
+                self._next()
+                values.append(self._literal())
+            self._expect("RPAREN", "',' or ')'")
+            return In(key, tuple(values), negated)
+        raise self._unexpected(tok, "a comparison operator, LIKE, BETWEEN, IN or NOT")
+
+
+def parse(text: str) -> Node:
+    """Parse a Hive partition filter into an AST; raises ``FilterError``."""
+    return _Parser(text).parse()
+
+
+def keys_of(node: Node) -> set[str]:
+    """The (lower-case) partition key names referenced by ``node``."""
+    if isinstance(node, (And, Or)):
+        return set().union(*(keys_of(child) for child in node.operands))
+    if isinstance(node, Not):
+        return keys_of(node.operand)
+    return {node.key}
+
+
+# ------------------------------------------------------------------ SQL output
+
+
+@dataclass(frozen=True)
+class KeyColumn:
+    """How to reach one partition key in SQL.
+
+    ``value`` holds the partition value as a string (PARTITION_KEY_VALS.PART_KEY_VAL);
+    ``integral`` is true for tinyint/smallint/int/bigint keys.
+    """
+
+    value: ColumnElement[str]
+    integral: bool = False
+
+
+_SQL_OPS: dict[str, Callable[[Any, Any], ColumnElement[bool]]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+# Longest digit string that is cast; NUMERIC(65, 0) is the widest DECIMAL MariaDB has.
+_MAX_DIGITS = 65
+
+
+def _const(sql: str) -> ColumnElement[Any]:
+    # Fixed SQL snippets written here (never user text), inlined for readable SQL.
+    return sa.literal_column(sql)
+
+
+def _as_integer(value: ColumnElement[str]) -> ColumnElement[Any]:
+    """``value`` as an exact number, or NULL when it is not an integer.
+
+    The guard keeps non-numeric partition values (``__HIVE_DEFAULT_PARTITION__``,
+    empty, '12a') away from CAST, which fails on PostgreSQL. It is written with
+    functions that exist and behave alike on SQLite, PostgreSQL and MariaDB:
+    strip one leading '-', delete every digit with REPLACE and require nothing
+    to be left. LENGTH (not ``= ''``) because MariaDB's PAD SPACE collations
+    compare ' ' equal to ''.
+    """
+    body: ColumnElement[Any] = sa.case(
+        (sa.func.substr(value, _const("1"), _const("1")) == _const("'-'"),
+         sa.func.substr(value, _const("2"))),
+        else_=value,
+    )
+    no_digits = reduce(
+        lambda acc, digit: sa.func.replace(acc, _const(f"'{digit}'"), _const("''")),
+        "0123456789",
+        body,
+    )
+    is_integer = sa.and_(
+        sa.func.length(body) > _const("0"),
+        sa.func.length(body) <= _const(str(_MAX_DIGITS)),
+        sa.func.length(no_digits) == _const("0"),
+    )
+    # NUMERIC, not BIGINT: exact on PostgreSQL/MariaDB for any value the guard
+    # admits, so out-of-range values order correctly instead of overflowing.
+    return sa.case((is_integer, sa.cast(value, sa.Numeric(_MAX_DIGITS, 0))), else_=sa.null())
+
+
+def _bind(value: LiteralValue, numeric: bool) -> ColumnElement[Any]:
+    if numeric:
+        return sa.literal(value, sa.BigInteger)
+    return sa.literal(str(value), sa.String)
+
+
+class _Translator:
+    def __init__(self, columns: Mapping[str, KeyColumn]) -> None:
+        self._columns = {name.lower(): col for name, col in columns.items()}
+        self._numeric: dict[str, ColumnElement[Any]] = {}
+
+    def _column(self, key: str) -> KeyColumn:
+        try:
+            return self._columns[key]
+        except KeyError:
+            raise FilterError(f"Invalid partition key name: {key}") from None
+
+    def _side(self, key: str, value: LiteralValue) -> tuple[ColumnElement[Any], bool]:
+        """The SQL expression to compare ``value`` with, and whether numerically.
+
+        Integer literals on integral keys compare as numbers; everything else
+        compares as strings (an integer literal on a string key as its decimal
+        text), as Hive does.
+        """
+        col = self._column(key)
+        if col.integral and isinstance(value, int):
+            if key not in self._numeric:
+                self._numeric[key] = _as_integer(col.value)
+            return self._numeric[key], True
+        return col.value, False
+
+    def _compare(self, key: str, op: str, value: LiteralValue) -> ColumnElement[bool]:
+        lhs, numeric = self._side(key, value)
+        return _SQL_OPS[op](lhs, _bind(value, numeric))
+
+    def translate(self, node: Node) -> ColumnElement[bool]:
+        if isinstance(node, Compare):
+            return self._compare(node.key, node.op, node.value)
+        if isinstance(node, Like):
+            return _like(self._column(node.key).value, node.pattern)
+        if isinstance(node, In):
+            # Group literals by how they compare, one IN (...) per group.
+            groups: dict[bool, tuple[ColumnElement[Any], list[ColumnElement[Any]]]] = {}
+            for value in node.values:
+                lhs, numeric = self._side(node.key, value)
+                groups.setdefault(numeric, (lhs, []))[1].append(_bind(value, numeric))
+            expr = sa.or_(*(lhs.in_(binds) for lhs, binds in groups.values()))
+            return sa.not_(expr) if node.negated else expr
+        if isinstance(node, Between):
+            lo_side, lo_num = self._side(node.key, node.low)
+            _, hi_num = self._side(node.key, node.high)
+            if lo_num == hi_num:
+                expr = lo_side.between(_bind(node.low, lo_num), _bind(node.high, hi_num))
+            else:
+                expr = sa.and_(
+                    self._compare(node.key, ">=", node.low),
+                    self._compare(node.key, "<=", node.high),
+                )
+            return sa.not_(expr) if node.negated else expr
+        if isinstance(node, And):
+            return sa.and_(*(self.translate(child) for child in node.operands))
+        if isinstance(node, Or):
+            return sa.or_(*(self.translate(child) for child in node.operands))
+        if isinstance(node, Not):
+            return sa.not_(self.translate(node.operand))
+        raise TypeError(f"not a partition filter node: {node!r}")
+
+
+def to_sql(node: Node, columns: Mapping[str, KeyColumn]) -> ColumnElement[bool]:
+    """Translate a parsed filter into a SQLAlchemy boolean expression.
+
+    ``columns`` maps each partition key name (any case) to its ``KeyColumn``; a
+    key missing from it raises ``FilterError("Invalid partition key name: k")``.
+
+    Semantics, following Hive 2.3's direct-SQL path:
+
+    * String keys, and string literals on any key: string comparison, so the
+      database collation decides ordering (use a binary / "C" collation for
+      Hive's Java ordering).
+    * Integer literal on an integral key: numeric comparison. Partition values
+      that are not integers (``__HIVE_DEFAULT_PARTITION__``, '') give NULL, so
+      they match neither ``k = 1`` nor ``NOT k = 1`` -- like Hive, which maps
+      the default partition to NULL before comparing.
+    * ``NOT``/``AND``/``OR`` use SQL's three-valued logic; ``BETWEEN`` is
+      inclusive; ``IN`` is an OR of equalities.
+    * ``LIKE``: in Hive 2.3 the pattern is a Java regular expression that must
+      match the whole value. Only the commonly used subset is supported and is
+      translated to SQL LIKE: ``.*`` (any sequence), ``.+`` (one or more),
+      ``.`` (any one character), a backslash before a non-alphanumeric ASCII
+      character (that character literally), ``^`` at the start and ``$`` at the
+      end (no-ops, the match is anchored anyway), any other character
+      literally. Other regex syntax (``* + ? | ( ) [ { \\d`` ...) raises
+      ``FilterError``. Unlike Java, ``.`` also matches line terminators.
+      Matching is case-sensitive on SQLite and PostgreSQL; on MariaDB it
+      follows the column collation.
+
+    Every literal of the filter becomes a bound parameter.
+    """
+    return _Translator(columns).translate(node)
+
+
+# ------------------------------------------------------------------------ LIKE
+
+_LIKE_ESCAPE = "!"
+_REGEX_META = frozenset("\\^$|?*+()[{.")
+
+# Pattern pieces: a literal character, or one of these two wildcards.
+_ANY_ONE = object()
+_ANY_MANY = object()
+
+
+def _regex_pieces(pattern: str) -> list[object]:
+    def unsupported(i: int, what: str) -> FilterError:
+        return FilterError(
+            f"Unsupported LIKE pattern {pattern!r}: {what} at position {i} of the pattern"
+            " (only '.', '.*', '.+' and backslash-escaped characters are supported)"
+        )
+
+    pieces: list[object] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if i + 1 >= n:
+                raise unsupported(i, "trailing backslash")
+            nxt = pattern[i + 1]
+            if not nxt.isascii() or nxt.isalnum():
+                raise unsupported(i, f"escape sequence '\\{nxt}'")
+            pieces.append(nxt)
+            i += 2
+        elif c == ".":
+            following = pattern[i + 1 : i + 2]
+            if following == "*":
+                pieces.append(_ANY_MANY)
+                i += 2
+            elif following == "+":
+                pieces.extend((_ANY_ONE, _ANY_MANY))
+                i += 2
+            else:
+                pieces.append(_ANY_ONE)
+                i += 1
+        elif (c == "^" and i == 0) or (c == "$" and i == n - 1):
+            i += 1  # the match is anchored at both ends anyway
+        elif c in _REGEX_META:
+            raise unsupported(i, f"regex operator '{c}'")
+        else:
+            pieces.append(c)
+            i += 1
+    return pieces
+
+
+def _like_pattern(pieces: list[object]) -> str:
+    out = []
+    for p in pieces:
+        if p is _ANY_ONE:
+            out.append("_")
+        elif p is _ANY_MANY:
+            out.append("%")
+        else:
+            assert isinstance(p, str)
+            out.append(_LIKE_ESCAPE + p if p in ("%", "_", _LIKE_ESCAPE) else p)
+    return "".join(out)
+
+
+def _glob_pattern(pieces: list[object]) -> str:
+    out = []
+    for p in pieces:
+        if p is _ANY_ONE:
+            out.append("?")
+        elif p is _ANY_MANY:
+            out.append("*")
+        else:
+            assert isinstance(p, str)
+            out.append(f"[{p}]" if p in ("*", "?", "[") else p)
+    return "".join(out)
+
+
+class _PatternMatch(FunctionElement[bool]):
+    """``value LIKE pattern ESCAPE '!'``, or ``value GLOB pattern`` on SQLite.
+
+    SQLite's LIKE ignores ASCII case, unlike the Java regex Hive uses, while
+    its GLOB is case-sensitive; the construct carries both patterns as bound
+    parameters and each dialect renders the one it needs.
+    """
+
+    name = "pattern_match"
+    type = sa.Boolean()
+    inherit_cache = True
+
+
+@compiles(_PatternMatch)
+def _compile_like(element: _PatternMatch, compiler: SQLCompiler, **kw: Any) -> str:
+    value, like, _glob = element.clauses.clauses
+    value_sql = compiler.process(value.self_group(), **kw)
+    return f"({value_sql} LIKE {compiler.process(like, **kw)} ESCAPE '{_LIKE_ESCAPE}')"
+
+
+@compiles(_PatternMatch, "sqlite")
+def _compile_glob(element: _PatternMatch, compiler: SQLCompiler, **kw: Any) -> str:
+    value, _like, glob = element.clauses.clauses
+    value_sql = compiler.process(value.self_group(), **kw)
+    return f"({value_sql} GLOB {compiler.process(glob, **kw)})"
+
+
+def _like(value: ColumnElement[str], pattern: str) -> ColumnElement[bool]:
+    pieces = _regex_pieces(pattern)
+    return _PatternMatch(
+        value,
+        sa.literal(_like_pattern(pieces), sa.String),
+        sa.literal(_glob_pattern(pieces), sa.String),
+    )

@@ -1,0 +1,862 @@
+"""The catalog service: Hive's metastore operations over the store.
+
+Every change runs in one store write transaction together with its notification event, so an event
+exists exactly when its change committed. File-system work (directories of managed objects) happens
+after the metadata is validated; directories are removed only after the metadata change commits.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from ..store.store import Store, Tx
+from . import messages as ev
+from . import model as m
+from .errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, InvalidOperation, MetaError,
+                     NoSuchObject)
+from .names import (DEFAULT_PARTITION_NAME, INTEGRAL_TYPES, column_error, make_part_name, part_vals_from_name,
+                    split_part_name, valid_name)
+from .partition_filter import FilterError, KeyColumn, keys_of, parse, to_sql
+from .warehouse import Warehouse
+
+log = logging.getLogger(__name__)
+
+DDL_TIME = "transient_lastDdlTime"
+EXTERNAL_TABLE = "EXTERNAL_TABLE"
+MANAGED_TABLE = "MANAGED_TABLE"
+VIRTUAL_VIEW = "VIRTUAL_VIEW"
+FAST_STATS = ("numFiles", "totalSize")
+DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"
+STATS_GENERATED = "STATS_GENERATED"
+COLUMN_STATS_ACCURATE = "COLUMN_STATS_ACCURATE"
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+def hive_pattern(pattern: str | None) -> Callable[[str], bool]:
+    """Hive's name patterns: '*' any characters, '|' alternatives, matched case-insensitively."""
+    if pattern is None or pattern in ("", "*"):
+        return lambda _n: True
+    alts = [re.compile(fnmatch.translate(p.strip().lower()).replace(".*", ".*"), re.S) for p in pattern.split("|")]
+    return lambda n: any(a.match(n.lower()) for a in alts)
+
+
+class Catalog:
+    def __init__(self, store: Store, warehouse: Warehouse, messages: ev.JsonMessageFactory | None = None,
+                 stats_autogather: bool = True) -> None:
+        self.store = store
+        self.wh = warehouse
+        self.msg = messages or ev.JsonMessageFactory()
+        self.stats_autogather = stats_autogather
+
+    # ---- plumbing -----------------------------------------------------------------------------------
+
+    def _write(self):  # type: ignore[no-untyped-def]
+        return _Guard(self.store.write())
+
+    def _read(self):  # type: ignore[no-untyped-def]
+        return _Guard(self.store.read())
+
+    def _event(self, tx: Tx, kind: str, db: str | None, table: str | None, message: str) -> None:
+        tx.add_event(kind, db, table, message, self.msg.format, _now())
+
+    def ensure_default_database(self) -> None:
+        with self._write() as tx:
+            if tx.db_id("default") is None:
+                tx.insert_database(m.Database(name="default", description="Default Hive database",
+                                              locationUri=self.wh.database_location("default"), ownerName="public",
+                                              ownerType=2, createTime=_now()))
+        self.wh.mkdirs(self.wh.database_location("default"))
+
+    # ---- databases ----------------------------------------------------------------------------------
+
+    def create_database(self, db: m.Database) -> None:
+        if not valid_name(db.name):
+            raise InvalidObject(f"{db.name} is not a valid database name")
+        db = replace(db, name=db.name.lower(), parameters=dict(db.parameters or {}))
+        if not db.locationUri:
+            db.locationUri = self.wh.database_location(db.name)
+        if db.createTime is None:
+            db.createTime = _now()
+        with self._write() as tx:
+            if tx.db_id(db.name) is not None:
+                raise AlreadyExists(f"Database {db.name} already exists")
+            tx.insert_database(db)
+            self._event(tx, ev.CREATE_DATABASE, db.name, None, self.msg.create_database(db))
+        self.wh.mkdirs(db.locationUri)
+
+    def get_database(self, name: str) -> m.Database:
+        with self._read() as tx:
+            db = tx.get_database(name.lower())
+        if db is None:
+            raise NoSuchObject(f"{name}")
+        return db
+
+    def get_databases(self, pattern: str | None = None) -> list[str]:
+        with self._read() as tx:
+            names = tx.database_names()
+        match = hive_pattern(pattern)
+        return [n for n in names if match(n)]
+
+    def alter_database(self, name: str, new: m.Database) -> None:
+        name = name.lower()
+        with self._write() as tx:
+            old = tx.get_database(name)
+            if old is None:
+                raise NoSuchObject(f"{name}")
+            db_id = tx.db_id(name)
+            merged = replace(old, description=new.description if new.description is not None else old.description,
+                             locationUri=new.locationUri or old.locationUri,
+                             parameters=dict(new.parameters) if new.parameters is not None else old.parameters,
+                             ownerName=new.ownerName if new.ownerName is not None else old.ownerName,
+                             ownerType=new.ownerType if new.ownerType is not None else old.ownerType)
+            tx.update_database(db_id, merged)
+            self._event(tx, ev.ALTER_DATABASE, name, None, self.msg.alter_database(old, merged))
+
+    def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
+        name = name.lower()
+        if name == "default":
+            raise MetaError("Can not drop default database")
+        locations: list[str | None] = []
+        with self._write() as tx:
+            db = tx.get_database(name)
+            if db is None:
+                raise NoSuchObject(f"{name}")
+            db_id = tx.db_id(name)
+            tables = tx.get_tables(name)
+            functions = tx.get_functions(name)
+            if (tables or functions) and not cascade:
+                what = "tables" if tables else "functions"
+                raise InvalidOperation(f"Database {name} is not empty. One or more {what} exist.")
+            for fn in functions:
+                fid = tx.function_id(db_id, fn.functionName)
+                tx.delete_function(fid)
+                self._event(tx, ev.DROP_FUNCTION, name, None, self.msg.drop_function(fn))
+            for t in tables:
+                locations += self._drop_table_tx(tx, t, delete_data)
+            tx.delete_database(db_id)
+            self._event(tx, ev.DROP_DATABASE, name, None, self.msg.drop_database(db))
+        if delete_data:
+            for loc in locations:
+                self.wh.delete(loc)
+            self.wh.delete(db.locationUri)
+
+    # ---- tables -------------------------------------------------------------------------------------
+
+    def _validate_table(self, t: m.Table) -> None:
+        if not valid_name(t.tableName):
+            raise InvalidObject(f"{t.tableName} is not a valid object name")
+        for c in t.sd.cols:
+            err = column_error(c.name, c.type)
+            if err:
+                raise InvalidObject(f"Invalid column {err}")
+        for c in t.partitionKeys:
+            err = column_error(c.name, c.type)
+            if err:
+                raise InvalidObject(f"Invalid partition column {err}")
+        names = [c.name.lower() for c in t.sd.cols] + [k.name.lower() for k in t.partitionKeys]
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise InvalidObject(f"Partition column name {dup} conflicts with table columns." if dup in
+                                {k.name.lower() for k in t.partitionKeys} else f"Duplicate column name {dup}")
+
+    def create_table(self, t: m.Table, env: dict[str, str] | None = None) -> None:
+        if t.sd is None:
+            raise InvalidObject("Storage descriptor is not defined for the table")
+        if not t.dbName:
+            raise InvalidObject("Table has no database name")
+        self._validate_table(t)
+        t = replace(t, tableName=t.tableName.lower(), dbName=t.dbName.lower(), parameters=dict(t.parameters or {}),
+                    partitionKeys=[replace(k, name=k.name.lower()) for k in t.partitionKeys])
+        t.tableType = t.tableType or MANAGED_TABLE
+        if t.parameters.get("EXTERNAL", "").upper() == "TRUE":
+            t.tableType = EXTERNAL_TABLE
+        now = _now()
+        if not t.createTime:
+            t.createTime = now
+        made_dir = False
+        with self._write() as tx:
+            db = tx.get_database(t.dbName)
+            if db is None:
+                raise InvalidObject(f"{t.dbName}")  # Hive: the table's database does not exist
+            if tx.table_ref(t.dbName, t.tableName) is not None:
+                raise AlreadyExists(f"Table {t.tableName} already exists")
+            if t.tableType != VIRTUAL_VIEW and not t.sd.location:
+                t.sd.location = self.wh.child(db.locationUri or self.wh.database_location(db.name), t.tableName)
+            if t.tableType != VIRTUAL_VIEW:
+                made_dir = self.wh.mkdirs(t.sd.location)
+                if self.stats_autogather and not t.partitionKeys:
+                    self._fast_stats(t.parameters, t.sd.location, made_dir, False, env)
+            t.parameters.setdefault(DDL_TIME, str(now))
+            tbl_id = tx.insert_table(tx.db_id(t.dbName), t)
+            t.id, t.version = tbl_id, 1
+            self._event(tx, ev.CREATE_TABLE, t.dbName, t.tableName, self.msg.create_table(t, []))
+
+    def _fast_stats(self, params: dict[str, str], location: str | None, new_dir: bool, force: bool,
+                    env: dict[str, str] | None) -> None:
+        """Hive's quick statistics (numFiles, totalSize) from a directory listing."""
+        env = env or {}
+        if params.get(DO_NOT_UPDATE_STATS) is not None:
+            params.pop(DO_NOT_UPDATE_STATS, None)
+            return
+        if force or not all(k in params for k in FAST_STATS):
+            if not new_dir:
+                files, size = self.wh.quick_stats(location) or (0, 0)
+                params["numFiles"] = str(files)
+                params["totalSize"] = str(size)
+                if env.get(STATS_GENERATED) == "TASK":
+                    params[COLUMN_STATS_ACCURATE] = '{"BASIC_STATS":"true"}'
+                else:
+                    params.pop(COLUMN_STATS_ACCURATE, None)
+
+    def get_table(self, db: str, name: str) -> m.Table:
+        with self._read() as tx:
+            t = tx.get_table(db.lower(), name.lower())
+        if t is None:
+            raise NoSuchObject(f"{db}.{name} table not found")
+        return t
+
+    def get_tables_by_names(self, db: str, names: Sequence[str]) -> list[m.Table]:
+        if db is None or not db.strip():
+            raise InvalidOperation("db name is null or empty")  # Hive: UnknownDBException for missing
+        with self._read() as tx:
+            if tx.db_id(db.lower()) is None:
+                raise NoSuchObject(f"Could not find database {db}")
+            return tx.get_tables(db.lower(), [n.lower() for n in names])
+
+    def get_tables(self, db: str, pattern: str | None = None, table_type: str | None = None) -> list[str]:
+        with self._read() as tx:
+            names = tx.table_names(db.lower(), table_type)
+        match = hive_pattern(pattern)
+        return [n for n in names if match(n)]
+
+    def get_table_meta(self, db_pattern: str | None, tbl_pattern: str | None,
+                       types: Sequence[str] | None) -> list[m.TableMeta]:
+        mdb, mtbl = hive_pattern(db_pattern), hive_pattern(tbl_pattern)
+        with self._read() as tx:
+            metas = tx.table_metas()
+        return [x for x in metas if mdb(x.dbName) and mtbl(x.tableName) and (not types or x.tableType in types)]
+
+    def get_fields(self, db: str, name: str, with_partition_keys: bool) -> list[m.FieldSchema]:
+        t = self.get_table(db, name)
+        return list(t.sd.cols) + (list(t.partitionKeys) if with_partition_keys else [])
+
+    def alter_table(self, db: str, name: str, new: m.Table, cascade: bool = False,
+                    env: dict[str, str] | None = None) -> None:
+        db, name = db.lower(), name.lower()
+        if new is None or new.sd is None:
+            raise InvalidOperation("New table is invalid: " + str(new))
+        self._validate_table(replace(new, tableName=new.tableName or name))
+        new = replace(new, tableName=new.tableName.lower(), dbName=(new.dbName or db).lower(),
+                      parameters=dict(new.parameters or {}),
+                      partitionKeys=[replace(k, name=k.name.lower()) for k in new.partitionKeys])
+        env = env or {}
+        moved: tuple[str | None, str | None] | None = None
+        with self._write() as tx:
+            ref = tx.table_ref(db, name)
+            if ref is None:
+                raise InvalidOperation(f"table {db}.{name} doesn't exist")
+            old = tx.get_table(db, name)
+            assert old is not None
+            expected_key = env.get("expected_parameter_key")
+            if expected_key is not None and old.parameters.get(expected_key) != env.get("expected_parameter_value"):
+                raise MetaError(f"The table has been modified. The parameter value for key '{expected_key}' is "
+                                f"'{old.parameters.get(expected_key)}'. The expected was value was "
+                                f"'{env.get('expected_parameter_value')}'")
+            if [(k.name, k.type) for k in old.partitionKeys] != [(k.name, k.type) for k in new.partitionKeys]:
+                if len(old.partitionKeys) != len(new.partitionKeys) or any(
+                        a.name != b.name for a, b in zip(old.partitionKeys, new.partitionKeys)):
+                    raise InvalidOperation("partition keys can not be changed.")
+            renamed = (new.dbName, new.tableName) != (db, name)
+            new_db_id = None
+            if renamed:
+                if not valid_name(new.tableName):
+                    raise InvalidOperation(f"{new.tableName} is not a valid object name")
+                new_db = tx.get_database(new.dbName)
+                if new_db is None:
+                    raise InvalidOperation(f"Unable to change partition or table. Database {new.dbName} does not "
+                                           "exist Check metastore logs for detailed stack.")
+                if tx.table_ref(new.dbName, new.tableName) is not None:
+                    raise InvalidOperation(f"new table {new.dbName}.{new.tableName} already exists")
+                new_db_id = tx.db_id(new.dbName)
+                # A managed table at its default place follows the rename, as in Hive.
+                old_default = self.wh.child(self._db_location(tx, db), name)
+                if (old.tableType == MANAGED_TABLE and new.sd.location
+                        and _same_location(new.sd.location, old.sd.location)
+                        and _same_location(old.sd.location, old_default)):
+                    new_loc = self.wh.child(new_db.locationUri or self.wh.database_location(new.dbName),
+                                            new.tableName)
+                    moved = (old.sd.location, new_loc)
+                    new.sd.location = new_loc
+            new.createTime = old.createTime
+            if DDL_TIME not in new.parameters or new.parameters.get(DDL_TIME) == "0":
+                new.parameters[DDL_TIME] = str(_now())
+            if (self.stats_autogather and not new.partitionKeys and new.tableType != VIRTUAL_VIEW
+                    and env.get(DO_NOT_UPDATE_STATS) != "true"):
+                self._fast_stats(new.parameters, moved[0] if moved else new.sd.location, False, True, env)
+            if moved:
+                try:
+                    self.wh.rename(moved[0], moved[1])
+                except OSError as e:
+                    raise InvalidOperation(f"Unable to rename {moved[0]} to {moved[1]}: {e}") from e
+            try:
+                tx.update_table(ref, new, new_db_id)
+                if moved:
+                    self._relocate_partitions(tx, ref.TBL_ID, moved[0], moved[1])
+                cols_changed = [(c.name, c.type) for c in old.sd.cols] != [(c.name, c.type) for c in new.sd.cols]
+                if cascade and cols_changed and old.partitionKeys:
+                    self._cascade_columns(tx, new, ref.TBL_ID)
+                new.id = ref.TBL_ID
+                self._event(tx, ev.ALTER_TABLE, db, name, self.msg.alter_table(old, new))
+            except BaseException:
+                if moved:  # put the directory back: the metadata change is rolled back
+                    self.wh.rename(moved[1], moved[0])
+                raise
+
+    def _db_location(self, tx: Tx, db: str) -> str:
+        d = tx.get_database(db)
+        return (d.locationUri if d and d.locationUri else self.wh.database_location(db))
+
+    def _relocate_partitions(self, tx: Tx, tbl_id: int, old: str | None, new: str | None) -> None:
+        if not old or not new:
+            return
+        from ..store import schema as s
+        prefix = old.rstrip("/") + "/"
+        rows = tx.conn.execute(sa.select(s.sds.c.SD_ID, s.sds.c.LOCATION)
+                               .select_from(s.partitions.join(s.sds, s.sds.c.SD_ID == s.partitions.c.SD_ID))
+                               .where(s.partitions.c.TBL_ID == tbl_id)).all()
+        for sd_id, loc in rows:
+            if loc and loc.startswith(prefix):
+                tx.conn.execute(s.sds.update().where(s.sds.c.SD_ID == sd_id)
+                                .values(LOCATION=new.rstrip("/") + "/" + loc[len(prefix):]))
+
+    def _cascade_columns(self, tx: Tx, t: m.Table, tbl_id: int) -> None:
+        parts = tx.partitions(replace(t, id=tbl_id))
+        names = [make_part_name([k.name for k in t.partitionKeys], p.values) for p in parts]
+        refs = tx.partition_refs(tbl_id, names)
+        table_ref = tx.table_ref(t.dbName, t.tableName)
+        for n, p in zip(names, parts):
+            p.sd.cols = list(t.sd.cols)
+            tx.update_partition(tbl_id, refs[n], table_ref.CD_ID, t.sd.cols, n, p)
+
+    def drop_table(self, db: str, name: str, delete_data: bool, env: dict[str, str] | None = None) -> None:
+        db, name = db.lower(), name.lower()
+        with self._write() as tx:
+            t = tx.get_table(db, name)
+            if t is None:
+                raise NoSuchObject(f"{db}.{name} table not found")
+            locations = self._drop_table_tx(tx, t, delete_data)
+        if delete_data:
+            for loc in locations:
+                self.wh.delete(loc)
+
+    def _drop_table_tx(self, tx: Tx, t: m.Table, delete_data: bool) -> list[str | None]:
+        ref = tx.table_ref(t.dbName, t.tableName)
+        managed = t.tableType == MANAGED_TABLE
+        locations: list[str | None] = []
+        if managed and delete_data:
+            table_loc = t.sd.location
+            locations = [table_loc] + [loc for loc in tx.partition_locations(ref.TBL_ID)
+                                       if not _under(loc, table_loc)]
+        tx.delete_table(ref)
+        self._event(tx, ev.DROP_TABLE, t.dbName, t.tableName, self.msg.drop_table(t))
+        return locations
+
+    # ---- partitions ---------------------------------------------------------------------------------
+
+    def _table_for_write(self, tx: Tx, db: str, name: str, exc: type[CatalogError] = InvalidObject) -> tuple[m.Table, Any]:
+        t = tx.get_table(db.lower(), name.lower())
+        if t is None:
+            raise exc(f"{db}.{name} table not found")
+        return t, tx.table_ref(t.dbName, t.tableName)
+
+    def _check_values(self, t: m.Table, values: Sequence[str] | None, exc: type[CatalogError] = MetaError) -> list[str]:
+        if not t.partitionKeys:
+            raise exc(f"Table {t.dbName}.{t.tableName} is not partitioned")
+        vals = list(values or [])
+        if len(vals) != len(t.partitionKeys):
+            raise exc(f"Incorrect number of partition values. numPartitionKeys={len(t.partitionKeys)}, "
+                      f"numPartitionValues={len(vals)} partitionValues={vals}")
+        for v in vals:
+            if v is None or v == "":
+                raise exc(f"Invalid partition key & values; keys {[k.name for k in t.partitionKeys]}, values {vals}")
+        return vals
+
+    def _part_name(self, t: m.Table, values: Sequence[str]) -> str:
+        return make_part_name([k.name for k in t.partitionKeys], list(values))
+
+    def add_partitions(self, db: str, table: str, parts: Sequence[m.Partition], if_not_exists: bool = False,
+                       env: dict[str, str] | None = None) -> list[m.Partition]:
+        """Add partitions atomically; returns the ones added (all of them unless if_not_exists)."""
+        if not parts:
+            return []
+        made: list[str] = []
+        try:
+            with self._write() as tx:
+                t, ref = self._table_for_write(tx, db, table)
+                seen: dict[str, m.Partition] = {}
+                for p in parts:
+                    if (p.dbName or "").lower() != t.dbName or (p.tableName or "").lower() != t.tableName:
+                        raise MetaError(f"Partition does not belong to target table {t.dbName}.{t.tableName}: {p}")
+                    vals = self._check_values(t, p.values)
+                    name = self._part_name(t, vals)
+                    if name in seen:
+                        raise MetaError(f"Duplicate partitions in the list: {name}")
+                    seen[name] = p
+                existing = tx.partition_refs(ref.TBL_ID, list(seen))
+                if existing and not if_not_exists:
+                    name = next(iter(existing))
+                    raise AlreadyExists(f"Partition already exists: {name}")
+                now = _now()
+                to_add: list[tuple[str, m.Partition]] = []
+                for name, p in seen.items():
+                    if name in existing:
+                        continue
+                    p = replace(p, dbName=t.dbName, tableName=t.tableName, values=list(p.values),
+                                parameters=dict(p.parameters or {}),
+                                sd=replace(p.sd or t.sd, parameters=dict((p.sd or t.sd).parameters or {})))
+                    if not p.sd.location and t.tableType != VIRTUAL_VIEW:
+                        p.sd.location = self.wh.child(t.sd.location or "", name) if t.sd.location else None
+                    new_dir = self.wh.mkdirs(p.sd.location)
+                    if new_dir:
+                        made.append(p.sd.location)  # type: ignore[arg-type]
+                    if self.stats_autogather and t.tableType != VIRTUAL_VIEW:
+                        self._fast_stats(p.parameters, p.sd.location, new_dir, False, env)
+                    p.parameters.setdefault(DDL_TIME, str(now))
+                    p.createTime = now
+                    to_add.append((name, p))
+                tx.insert_partitions(ref.TBL_ID, ref.CD_ID, t.sd.cols, to_add)
+                added = [p for _, p in to_add]
+                if added:
+                    self._event(tx, ev.ADD_PARTITION, t.dbName, t.tableName, self.msg.add_partition(t, added))
+        except BaseException:
+            for loc in made:
+                self.wh.delete(loc)
+            raise
+        return added
+
+    def append_partition(self, db: str, table: str, values: Sequence[str] | None = None, name: str | None = None,
+                         env: dict[str, str] | None = None) -> m.Partition:
+        with self._read() as tx:
+            t = tx.get_table(db.lower(), table.lower())
+        if t is None:
+            raise InvalidObject(f"{db}.{table} table not found")
+        if name is not None:
+            values = part_vals_from_name([k.name for k in t.partitionKeys], name)
+        vals = self._check_values(t, values)
+        p = m.Partition(values=vals, dbName=t.dbName, tableName=t.tableName, sd=replace(t.sd, location=None))
+        self.add_partitions(t.dbName, t.tableName, [p], env=env)
+        return self.get_partition(t.dbName, t.tableName, vals)
+
+    def get_partition(self, db: str, table: str, values: Sequence[str]) -> m.Partition:
+        t = self.get_table(db, table)
+        if len(values or []) != len(t.partitionKeys):
+            raise MetaError(f"Incorrect number of partition values. numPartitionKeys={len(t.partitionKeys)}, "
+                            f"numPartitionValues={len(values or [])} partitionValues={list(values or [])}")
+        name = self._part_name(t, values)
+        with self._read() as tx:
+            found = tx.partitions(t, names=[name])
+        if not found:
+            raise NoSuchObject(f"partition values={list(values)}")
+        return found[0]
+
+    def get_partition_by_name(self, db: str, table: str, name: str) -> m.Partition:
+        t = self.get_table(db, table)
+        vals = part_vals_from_name([k.name for k in t.partitionKeys], name)
+        with self._read() as tx:
+            found = tx.partitions(t, names=[self._part_name(t, vals)])
+        if not found:
+            raise NoSuchObject(f"partition values={vals}")
+        return found[0]
+
+    def _table_or_nso(self, tx: Tx, db: str, table: str) -> m.Table:
+        t = tx.get_table(db.lower(), table.lower())
+        if t is None:
+            raise NoSuchObject(f"{db}.{table} table not found")
+        return t
+
+    def get_partitions(self, db: str, table: str, max_parts: int = -1) -> list[m.Partition]:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            return tx.partitions(t, limit=max_parts)
+
+    def get_partition_names(self, db: str, table: str, max_parts: int = -1) -> list[str]:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            return tx.partition_names(t.id, limit=max_parts)
+
+    def _ps_where(self, tx: Tx, t: m.Table, values: Sequence[str]) -> sa.ColumnElement[bool] | None:
+        """Partial specification: empty strings are wildcards, others must match the key's value."""
+        if len(values) > len(t.partitionKeys):
+            raise MetaError(f"Incorrect number of partition values. numPartitionKeys={len(t.partitionKeys)}, "
+                            f"numPartitionValues={len(values)} partitionValues={list(values)}")
+        conds = [tx.key_value_column(i) == v for i, v in enumerate(values) if v not in ("", None)]
+        return sa.and_(*conds) if conds else None
+
+    def get_partitions_ps(self, db: str, table: str, values: Sequence[str], max_parts: int = -1) -> list[m.Partition]:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            return tx.partitions(t, where=self._ps_where(tx, t, values or []), limit=max_parts)
+
+    def get_partition_names_ps(self, db: str, table: str, values: Sequence[str], max_parts: int = -1) -> list[str]:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            return tx.partition_names(t.id, self._ps_where(tx, t, values or []), max_parts)
+
+    def _filter_where(self, tx: Tx, t: m.Table, text: str | None) -> sa.ColumnElement[bool] | None:
+        if text is None or not text.strip():
+            return None
+        try:
+            node = parse(text)
+            keys = {k.name.lower(): i for i, k in enumerate(t.partitionKeys)}
+            missing = keys_of(node) - set(keys)
+            if missing:
+                raise MetaError(f"Invalid partition key name: {sorted(missing)[0]}" if False else
+                                f"Error parsing partition filter : {text}: partition key {sorted(missing)[0]} "
+                                f"is not a partition key of {t.dbName}.{t.tableName}")
+            cols = {k: KeyColumn(tx.key_value_column(i), t.partitionKeys[i].type.lower() in INTEGRAL_TYPES)
+                    for k, i in keys.items() if k in keys_of(node)}
+            return to_sql(node, cols)
+        except FilterError as e:
+            raise MetaError(str(e)) from e
+
+    def get_partitions_by_filter(self, db: str, table: str, text: str | None, max_parts: int = -1) -> list[m.Partition]:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            return tx.partitions(t, where=self._filter_where(tx, t, text), limit=max_parts)
+
+    def count_partitions_by_filter(self, db: str, table: str, text: str | None) -> int:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            return tx.count_partitions(t.id, self._filter_where(tx, t, text))
+
+    def get_partitions_by_names(self, db: str, table: str, names: Sequence[str]) -> list[m.Partition]:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            keys = [k.name for k in t.partitionKeys]
+            canon = []
+            for n in names or []:
+                try:
+                    canon.append(make_part_name(keys, part_vals_from_name(keys, n)))
+                except MetaError:
+                    continue  # Hive returns only the partitions that exist
+            return tx.partitions(t, names=canon)
+
+    def alter_partitions(self, db: str, table: str, parts: Sequence[m.Partition],
+                         env: dict[str, str] | None = None) -> None:
+        env = env or {}
+        with self._write() as tx:
+            t, ref = self._table_for_write(tx, db, table, InvalidOperation)
+            names = []
+            for p in parts:
+                if p.values is None or len(p.values) != len(t.partitionKeys):
+                    raise InvalidOperation("Invalid partition values: " + str(p.values))
+                names.append(self._part_name(t, p.values))
+            refs = tx.partition_refs(ref.TBL_ID, names)
+            missing = [n for n in names if n not in refs]
+            if missing:
+                raise InvalidOperation("alter is not possible: partition does not exist: " + missing[0])
+            olds = {self._part_name(t, o.values): o for o in tx.partitions(t, names=names)}
+            for name, p in zip(names, parts):
+                old = olds[name]
+                p = replace(p, dbName=t.dbName, tableName=t.tableName, parameters=dict(p.parameters or {}),
+                            createTime=old.createTime, sd=p.sd or old.sd)
+                if p.parameters.get(DDL_TIME) in (None, "0"):
+                    p.parameters[DDL_TIME] = str(_now())
+                if self.stats_autogather and _require_stats(old, p, env):
+                    self._fast_stats(p.parameters, p.sd.location, False, True, env)
+                tx.update_partition(ref.TBL_ID, refs[name], ref.CD_ID, t.sd.cols, name, p)
+                self._event(tx, ev.ALTER_PARTITION, t.dbName, t.tableName, self.msg.alter_partition(t, old, p))
+
+    def rename_partition(self, db: str, table: str, old_values: Sequence[str], new: m.Partition) -> None:
+        if not old_values:
+            return self.alter_partitions(db, table, [new])
+        moved: tuple[str | None, str | None] | None = None
+        with self._write() as tx:
+            t, ref = self._table_for_write(tx, db, table, InvalidOperation)
+            old_name = self._part_name(t, self._check_values(t, old_values, InvalidOperation))
+            new_vals = self._check_values(t, new.values, InvalidOperation)
+            new_name = self._part_name(t, new_vals)
+            refs = tx.partition_refs(ref.TBL_ID, [old_name, new_name])
+            if old_name not in refs:
+                raise InvalidOperation(f"Unable to rename partition because old partition does not exist")
+            if new_name in refs and new_name != old_name:
+                raise InvalidOperation(f"Unable to rename partition because new partition already exists: {new_name}")
+            old = tx.partitions(t, names=[old_name])[0]
+            p = replace(new, dbName=t.dbName, tableName=t.tableName, values=new_vals, createTime=old.createTime,
+                        parameters=dict(new.parameters or {}), sd=replace(new.sd or old.sd))
+            if t.tableType == MANAGED_TABLE and _same_location(p.sd.location, old.sd.location) and t.sd.location:
+                p.sd.location = self.wh.child(t.sd.location, new_name)
+                moved = (old.sd.location, p.sd.location)
+                self.wh.rename(*moved)
+            try:
+                tx.update_partition(ref.TBL_ID, refs[old_name], ref.CD_ID, t.sd.cols, new_name, p)
+                self._event(tx, ev.ALTER_PARTITION, t.dbName, t.tableName, self.msg.alter_partition(t, old, p))
+            except BaseException:
+                if moved:
+                    self.wh.rename(moved[1], moved[0])
+                raise
+
+    def drop_partitions(self, db: str, table: str, names: Sequence[str] | None = None,
+                        values: Sequence[str] | None = None, delete_data: bool = True, if_exists: bool = False,
+                        where: str | None = None) -> list[m.Partition]:
+        """Drop partitions given by names, by full values, or by a filter; returns those dropped."""
+        with self._write() as tx:
+            t, ref = self._table_for_write(tx, db, table, NoSuchObject)
+            if values is not None:
+                vals = self._check_values(t, values, MetaError)
+                wanted = [self._part_name(t, vals)]
+                parts = tx.partitions(t, names=wanted)
+            elif names is not None:
+                keys = [k.name for k in t.partitionKeys]
+                wanted = [make_part_name(keys, part_vals_from_name(keys, n)) for n in names]
+                parts = tx.partitions(t, names=wanted)
+            else:
+                parts = tx.partitions(t, where=self._filter_where(tx, t, where))
+                wanted = [self._part_name(t, p.values) for p in parts]
+            if len(parts) < len(set(wanted)) and not if_exists:
+                have = {self._part_name(t, p.values) for p in parts}
+                miss = next(n for n in wanted if n not in have)
+                raise NoSuchObject(f"partition values={part_vals_from_name([k.name for k in t.partitionKeys], miss)}"
+                                   if values is None else f"partition values={list(values)}")
+            if not parts:
+                return []
+            refs = tx.partition_refs(ref.TBL_ID, [self._part_name(t, p.values) for p in parts])
+            tx.delete_partitions(ref.TBL_ID, list(refs.values()))
+            self._event(tx, ev.DROP_PARTITION, t.dbName, t.tableName, self.msg.drop_partition(t, parts))
+        if delete_data and t.tableType == MANAGED_TABLE:
+            for p in parts:
+                self.wh.delete(p.sd.location)
+        return parts
+
+    # ---- functions ----------------------------------------------------------------------------------
+
+    def create_function(self, fn: m.Function) -> None:
+        if not valid_name(fn.functionName):
+            raise InvalidObject(f"{fn.functionName} is not a valid object name")
+        if not fn.className:
+            raise InvalidObject("Function class name cannot be null")
+        fn = replace(fn, functionName=fn.functionName.lower(), dbName=(fn.dbName or "").lower(),
+                     createTime=fn.createTime or _now())
+        with self._write() as tx:
+            db_id = tx.db_id(fn.dbName)
+            if db_id is None:
+                raise NoSuchObject(f"The database {fn.dbName} does not exist")
+            if tx.function_id(db_id, fn.functionName) is not None:
+                raise AlreadyExists(f"Function {fn.functionName} already exists")
+            tx.insert_function(db_id, fn)
+            self._event(tx, ev.CREATE_FUNCTION, fn.dbName, None, self.msg.create_function(fn))
+
+    def get_function(self, db: str, name: str) -> m.Function:
+        with self._read() as tx:
+            found = tx.get_functions(db.lower(), name.lower())
+        if not found:
+            raise NoSuchObject(f"Function {db}.{name} does not exist")
+        return found[0]
+
+    def get_functions(self, db: str, pattern: str | None) -> list[str]:
+        with self._read() as tx:
+            names = [f.functionName for f in tx.get_functions(db.lower())]
+        match = hive_pattern(pattern)
+        return [n for n in names if match(n)]
+
+    def get_all_functions(self) -> list[m.Function]:
+        with self._read() as tx:
+            return tx.get_functions()
+
+    def drop_function(self, db: str, name: str) -> None:
+        with self._write() as tx:
+            found = tx.get_functions(db.lower(), name.lower())
+            if not found:
+                raise NoSuchObject(f"Function {db}.{name} does not exist")
+            fn = found[0]
+            tx.delete_function(tx.function_id(tx.db_id(fn.dbName), fn.functionName))
+            self._event(tx, ev.DROP_FUNCTION, fn.dbName, None, self.msg.drop_function(fn))
+
+    def alter_function(self, db: str, name: str, new: m.Function) -> None:
+        if not valid_name(new.functionName):
+            raise InvalidOperation(f"{new.functionName} is not a valid object name")
+        with self._write() as tx:
+            found = tx.get_functions(db.lower(), name.lower())
+            if not found:
+                raise InvalidOperation(f"Function {db}.{name} does not exist")
+            old = found[0]
+            tx.delete_function(tx.function_id(tx.db_id(old.dbName), old.functionName))
+            new = replace(new, functionName=new.functionName.lower(), dbName=(new.dbName or db).lower())
+            db_id = tx.db_id(new.dbName)
+            if db_id is None:
+                raise InvalidOperation(f"The database {new.dbName} does not exist")
+            tx.insert_function(db_id, new)
+
+    # ---- column statistics --------------------------------------------------------------------------
+
+    def update_column_statistics(self, stats: m.ColumnStatistics) -> None:
+        d = stats.statsDesc
+        with self._write() as tx:
+            t = tx.get_table((d.dbName or "").lower(), (d.tableName or "").lower())
+            if t is None:
+                raise NoSuchObject(f"Table {d.dbName}.{d.tableName} for which stats is gathered doesn't exist.")
+            cols = {c.name.lower(): c for c in t.sd.cols}
+            for o in stats.statsObj:
+                if o.colName.lower() not in cols and not (not d.isTblLevel and False):
+                    raise NoSuchObject(f"Column {o.colName} for which stats gathering is requested doesn't exist.")
+            objs = [replace(o, colName=o.colName.lower()) for o in stats.statsObj]
+            when = d.lastAnalyzed or _now()
+            if d.isTblLevel:
+                tx.upsert_col_stats("TBL_ID", t.id, objs, when, stats.engine or "hive")
+                params = dict(t.parameters)
+                _mark_columns_accurate(params, [o.colName for o in objs])
+                tx.update_table_params(t.id, params)
+            else:
+                keys = [k.name for k in t.partitionKeys]
+                try:
+                    name = make_part_name(keys, part_vals_from_name(keys, d.partName or ""))
+                except MetaError as e:
+                    raise InvalidInput(e.message) from e
+                refs = tx.partition_refs(t.id, [name])
+                if name not in refs:
+                    raise NoSuchObject(f"Partition for which stats is gathered doesn't exist.")
+                tx.upsert_col_stats("PART_ID", refs[name].PART_ID, objs, when, stats.engine or "hive")
+                tx.bump_table_version(t.id)
+
+    def get_table_column_statistics(self, db: str, table: str, cols: Sequence[str] | None,
+                                    engine: str = "hive") -> m.ColumnStatistics | None:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            found = tx.col_stats("TBL_ID", [t.id], [c.lower() for c in cols] if cols is not None else None,
+                                 engine).get(t.id, [])
+        if not found:
+            return None
+        return m.ColumnStatistics(m.ColumnStatisticsDesc(True, t.dbName, t.tableName, None, max(w for _, w in found)),
+                                  [o for o, _ in found], engine)
+
+    def get_partition_column_statistics(self, db: str, table: str, part_names: Sequence[str],
+                                        cols: Sequence[str] | None, engine: str = "hive") -> dict[str, m.ColumnStatistics]:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            keys = [k.name for k in t.partitionKeys]
+            canon = {}
+            for n in part_names:
+                try:
+                    canon[make_part_name(keys, part_vals_from_name(keys, n))] = n
+                except MetaError:
+                    continue
+            refs = tx.partition_refs(t.id, list(canon))
+            by_id = {r.PART_ID: name for name, r in refs.items()}
+            found = tx.col_stats("PART_ID", list(by_id), [c.lower() for c in cols] if cols is not None else None,
+                                 engine)
+        out = {}
+        for pid, objs in found.items():
+            name = by_id[pid]
+            out[canon[name]] = m.ColumnStatistics(
+                m.ColumnStatisticsDesc(False, t.dbName, t.tableName, name, max(w for _, w in objs)),
+                [o for o, _ in objs], engine)
+        return out
+
+    def delete_column_statistics(self, db: str, table: str, part_name: str | None, col: str | None,
+                                 engine: str | None = None) -> bool:
+        with self._write() as tx:
+            t = self._table_or_nso(tx, db, table)
+            if part_name is None:
+                n = tx.delete_col_stats("TBL_ID", t.id, col.lower() if col else None, engine)
+            else:
+                keys = [k.name for k in t.partitionKeys]
+                name = make_part_name(keys, part_vals_from_name(keys, part_name))
+                refs = tx.partition_refs(t.id, [name])
+                if name not in refs:
+                    raise NoSuchObject(f"Partition {part_name} for which stats deletion is requested doesn't exist")
+                n = tx.delete_col_stats("PART_ID", refs[name].PART_ID, col.lower() if col else None, engine)
+            if n == 0 and col is not None:
+                raise NoSuchObject(f"Column stats doesn't exist for db={t.dbName} table={t.tableName} col={col}")
+            tx.bump_table_version(t.id)
+        return True
+
+    # ---- notifications ------------------------------------------------------------------------------
+
+    def next_notifications(self, last_event: int, max_events: int | None, skip_types: Sequence[str] = (),
+                           db: str | None = None, tables: Sequence[str] | None = None) -> list[m.NotificationEvent]:
+        with self._read() as tx:
+            return tx.events(last_event, max_events, skip_types, db, tables)
+
+    def current_event_id(self) -> int:
+        with self._read() as tx:
+            return tx.current_event_id()
+
+    def events_count(self, from_id: int, db: str | None, to_id: int | None = None, limit: int | None = None) -> int:
+        with self._read() as tx:
+            return tx.events_count(from_id, db, to_id, limit)
+
+
+class _Guard:
+    """A store transaction whose database errors become catalog errors (MetaException to clients)."""
+
+    def __init__(self, cm: Any) -> None:
+        self.cm = cm
+
+    def __enter__(self) -> Tx:
+        try:
+            return self.cm.__enter__()
+        except sa_exc.SQLAlchemyError as e:
+            raise MetaError(f"store unavailable: {e.__class__.__name__}: {_short(e)}") from e
+
+    def __exit__(self, et: Any, e: Any, tb: Any) -> bool:
+        try:
+            self.cm.__exit__(et, e, tb)
+        except sa_exc.IntegrityError as x:
+            raise AlreadyExists(f"the object was created concurrently: {_short(x)}") from x
+        except sa_exc.SQLAlchemyError as x:
+            raise MetaError(f"{x.__class__.__name__}: {_short(x)}") from x
+        if isinstance(e, sa_exc.IntegrityError):
+            raise AlreadyExists(f"the object was created concurrently: {_short(e)}") from e
+        if isinstance(e, sa_exc.SQLAlchemyError):
+            raise MetaError(f"{e.__class__.__name__}: {_short(e)}") from e
+        return False
+
+
+def _short(e: BaseException) -> str:
+    return str(getattr(e, "orig", e)).splitlines()[0][:500]
+
+
+def _same_location(a: str | None, b: str | None) -> bool:
+    return bool(a) and bool(b) and Warehouse.local_path(a) == Warehouse.local_path(b) if (
+        Warehouse.local_path(a) and Warehouse.local_path(b)) else (a or "").rstrip("/") == (b or "").rstrip("/")
+
+
+def _under(loc: str | None, parent: str | None) -> bool:
+    return bool(loc and parent) and (loc.rstrip("/") + "/").startswith(parent.rstrip("/") + "/")  # type: ignore[union-attr]
+
+
+def _require_stats(old: m.Partition, new: m.Partition, env: dict[str, str]) -> bool:
+    if env.get(DO_NOT_UPDATE_STATS) == "true":
+        return False
+    if not all(k in new.parameters for k in FAST_STATS):
+        return True
+    if env.get(STATS_GENERATED) in ("TASK", "USER"):
+        return True
+    return any(old.parameters.get(k) != new.parameters.get(k) for k in FAST_STATS)
+
+
+def _mark_columns_accurate(params: dict[str, str], cols: Sequence[str]) -> None:
+    import json
+    try:
+        state = json.loads(params.get(COLUMN_STATS_ACCURATE) or "{}")
+    except ValueError:
+        state = {}
+    stats = state.setdefault("COLUMN_STATS", {})
+    for c in cols:
+        stats[c] = "true"
+    params[COLUMN_STATS_ACCURATE] = json.dumps(state, separators=(",", ":"))
+
+
+_ = (DEFAULT_PARTITION_NAME, split_part_name)  # re-exported for fronts

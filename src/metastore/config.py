@@ -1,0 +1,94 @@
+"""Settings of the metastore: defaults < config file < environment < command line.
+
+Hive's own keys are accepted where they mean the same thing, so an existing hive-site.xml can be reused.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field, fields
+
+# Hive (and Hadoop-style) keys that map onto our settings.
+HIVE_KEYS = {
+    "hive.metastore.warehouse.dir": "warehouse",
+    "metastore.warehouse.dir": "warehouse",
+    "hive.metastore.port": "port",
+    "metastore.thrift.port": "port",
+    "hive.metastore.bind.host": "host",
+    "metastore.thrift.bind.host": "host",
+    "hive.stats.autogather": "stats_autogather",
+    "metastore.stats.autogather": "stats_autogather",
+}
+
+
+@dataclass
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 9083
+    data_dir: str = "metastore-data"
+    db: str | None = None  # SQLAlchemy URL; default: SQLite file in data_dir
+    warehouse: str | None = None  # default: <data_dir>/warehouse
+    stats_autogather: bool = True
+    pool_size: int = 8
+    # anything else (Hive keys we do not interpret) is kept and served by get_config_value
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def db_url(self) -> str:
+        return self.db or "sqlite:///" + os.path.abspath(os.path.join(self.data_dir, "metastore.db"))
+
+    @property
+    def warehouse_dir(self) -> str:
+        return os.path.abspath(self.warehouse or os.path.join(self.data_dir, "warehouse"))
+
+    def set(self, key: str, value: object) -> None:
+        key = HIVE_KEYS.get(key, key).replace("-", "_")
+        names = {f.name: f for f in fields(self)}
+        if key not in names or key == "extra":
+            self.extra[key] = str(value)
+            return
+        current = getattr(self, key)
+        if isinstance(current, bool) or names[key].type == "bool":
+            value = str(value).strip().lower() in ("1", "true", "yes", "on")
+        elif isinstance(current, int) and not isinstance(current, bool):
+            value = int(str(value))
+        setattr(self, key, value)
+
+    def hive_config(self) -> dict[str, str]:
+        """The configuration clients may read through get_config_value / getMetaConf."""
+        out = {"hive.metastore.warehouse.dir": self.warehouse_dir, "hive.stats.autogather": str(self.stats_autogather).lower()}
+        out.update(self.extra)
+        return out
+
+
+def load_file(settings: Settings, path: str) -> None:
+    """Read a TOML file (keys at top level or under [metastore]) or a Hadoop-style XML configuration."""
+    if path.endswith(".xml"):
+        root = ET.parse(path).getroot()
+        for prop in root.iter("property"):
+            name, value = prop.findtext("name"), prop.findtext("value")
+            if name is not None and value is not None:
+                settings.set(name.strip(), value.strip())
+        return
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    for k, v in {**{k: v for k, v in data.items() if not isinstance(v, dict)}, **data.get("metastore", {})}.items():
+        settings.set(k, v)
+
+
+def load(config_file: str | None = None, env: dict[str, str] | None = None, **overrides: object) -> Settings:
+    env = dict(os.environ if env is None else env)
+    s = Settings()
+    path = config_file or env.get("METASTORE_CONFIG")
+    if path:
+        load_file(s, path)
+    for f in fields(Settings):
+        v = env.get("METASTORE_" + f.name.upper())
+        if v is not None and f.name != "extra":
+            s.set(f.name, v)
+    for k, v in overrides.items():
+        if v is not None:
+            s.set(k, v)
+    return s

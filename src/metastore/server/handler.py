@@ -1,0 +1,553 @@
+"""The Thrift front: each ThriftHiveMetastore method as a call on the catalog service.
+
+Catalog errors become the Hive exception the method declares; an error the method cannot declare
+becomes a MetaException when it can, else a TApplicationException (the client sees a clear error, the
+connection stays usable).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from thriftpy2.thrift import TApplicationException
+
+from .. import __version__
+from ..catalog import errors as E
+from ..catalog import model as m
+from ..catalog.names import part_vals_from_name, split_part_name
+from ..catalog.service import Catalog
+from ..thrift import hms
+from ..thrift.convert import from_thrift, stats_obj_from_thrift, to_thrift
+
+log = logging.getLogger(__name__)
+
+_EXC = {
+    E.NoSuchObject: hms.NoSuchObjectException,
+    E.AlreadyExists: hms.AlreadyExistsException,
+    E.InvalidObject: hms.InvalidObjectException,
+    E.InvalidOperation: hms.InvalidOperationException,
+    E.InvalidInput: hms.InvalidInputException,
+    E.MetaError: hms.MetaException,
+    E.UnknownDB: hms.UnknownDBException,
+    E.UnknownTable: hms.UnknownTableException,
+    E.NoSuchLock: hms.NoSuchLockException,
+    E.NoSuchTxn: hms.NoSuchTxnException,
+    E.TxnAborted: hms.TxnAbortedException,
+    E.TxnOpen: hms.TxnOpenException,
+}
+
+
+def _declared(method: str) -> tuple[type, ...]:
+    result = getattr(hms.ThriftHiveMetastore, method + "_result", None)
+    if result is None:
+        return ()
+    return tuple(spec[2] for fid, spec in result.thrift_spec.items() if fid != 0)
+
+
+def _wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    declared = _declared(name)
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except E.CatalogError as e:
+            exc = _EXC[type(e)](message=e.message)
+            if isinstance(exc, declared):
+                raise exc from None
+            if hms.MetaException in declared:
+                raise hms.MetaException(message=f"{type(exc).__name__}: {e.message}") from None
+            if hms.NoSuchObjectException in declared and isinstance(e, E.InvalidObject):
+                raise hms.NoSuchObjectException(message=e.message) from None
+            raise TApplicationException(TApplicationException.INTERNAL_ERROR, f"{type(exc).__name__}: {e.message}")
+        except (TApplicationException, *(_EXC.values())):
+            raise
+        except Exception as e:  # a bug or an unexpected store failure: report it, keep serving
+            log.exception("%s failed", name)
+            msg = f"{type(e).__name__}: {e}"
+            if hms.MetaException in declared:
+                raise hms.MetaException(message=msg) from None
+            raise TApplicationException(TApplicationException.INTERNAL_ERROR, msg) from None
+
+    return call
+
+
+def parse_db_name(name: str | None) -> tuple[str | None, str]:
+    """Hive 3+ clients prefix database names with their catalog: '@cat#db', '!' for an empty name."""
+    if name is None:
+        return None, ""
+    if name.startswith("@"):
+        cat, sep, db = name[1:].partition("#")
+        if not sep:
+            raise E.MetaError(f"Malformed catalog-prefixed database name: {name}")
+        if db == "!":
+            db = ""
+        return cat or None, db
+    return None, name
+
+
+def _db(name: str | None) -> str:
+    return parse_db_name(name)[1]
+
+
+def _env(ctx: Any) -> dict[str, str]:
+    return dict(ctx.properties or {}) if ctx is not None else {}
+
+
+def _max(n: int | None) -> int:
+    return -1 if n is None or n < 0 else n
+
+
+def _require(v: Any, what: str) -> Any:
+    if v is None:
+        raise E.MetaError(f"{what} must be given")
+    return v
+
+
+class Handler:
+    """Implements every method of the IDL's ThriftHiveMetastore service (checked at start-up)."""
+
+    def __init__(self, catalog: Catalog, config: dict[str, str] | None = None) -> None:
+        self.catalog = catalog
+        self.config = dict(config or {})
+        self.started = int(time.time())
+        for name in hms.ThriftHiveMetastore.thrift_services:
+            fn = getattr(self, name, None)
+            if fn is None:
+                raise RuntimeError(f"the IDL declares {name} but the handler does not implement it")
+            setattr(self, name, _wrap(name, fn))
+
+    # ---- fb303 and configuration --------------------------------------------------------------------
+
+    def getName(self) -> str:
+        return "metastore"
+
+    def getVersion(self) -> str:
+        return __version__
+
+    def getStatus(self) -> int:
+        return hms.fb303.fb_status.ALIVE
+
+    def getStatusDetails(self) -> str:
+        return "ALIVE"
+
+    def getCounters(self) -> dict[str, int]:
+        return {}
+
+    def getCounter(self, key: str) -> int:
+        return 0
+
+    def setOption(self, key: str, value: str) -> None:
+        self.config[key] = value
+
+    def getOption(self, key: str) -> str:
+        return self.config.get(key, "")
+
+    def getOptions(self) -> dict[str, str]:
+        return dict(self.config)
+
+    def getCpuProfile(self, seconds: int) -> str:
+        return ""
+
+    def aliveSince(self) -> int:
+        return self.started
+
+    def reinitialize(self) -> None:
+        return None
+
+    def shutdown(self) -> None:
+        return None
+
+    def getMetaConf(self, key: str) -> str:
+        if key not in self.config and not key.startswith(("hive.metastore.", "metastore.")):
+            raise E.MetaError(f"Invalid configuration key {key}")
+        return self.config.get(key, "")
+
+    def setMetaConf(self, key: str, value: str) -> None:
+        if not key.startswith(("hive.metastore.", "metastore.")):
+            raise E.MetaError(f"Invalid configuration key {key}")
+        self.config[key] = value
+
+    def get_config_value(self, name: str, default: str) -> str:
+        return self.config.get(name, default)
+
+    def set_ugi(self, user: str, groups: list[str]) -> list[str]:
+        return [user, *(groups or [])]
+
+    # ---- databases ----------------------------------------------------------------------------------
+
+    def create_database(self, database: Any) -> None:
+        db = from_thrift(_require(database, "database"), m.Database)
+        self.catalog.create_database(db)
+
+    def get_database(self, name: str) -> Any:
+        return to_thrift(self.catalog.get_database(_db(name)))
+
+    def get_databases(self, pattern: str) -> list[str]:
+        return self.catalog.get_databases(_db(pattern) if pattern else pattern)
+
+    def get_all_databases(self) -> list[str]:
+        return self.catalog.get_databases(None)
+
+    def alter_database(self, dbname: str, db: Any) -> None:
+        self.catalog.alter_database(_db(dbname), from_thrift(_require(db, "database"), m.Database))
+
+    def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:
+        self.catalog.drop_database(_db(name), bool(deleteData), bool(cascade))
+
+    # ---- tables -------------------------------------------------------------------------------------
+
+    def _fields(self, db: str, table: str, with_keys: bool) -> list[Any]:
+        try:
+            return to_thrift(self.catalog.get_fields(_db(db), table, with_keys))
+        except E.NoSuchObject as e:
+            raise E.UnknownTable(e.message) from None
+
+    def get_fields(self, db_name: str, table_name: str) -> list[Any]:
+        return self._fields(db_name, table_name, False)
+
+    def get_fields_with_environment_context(self, db_name: str, table_name: str, ctx: Any) -> list[Any]:
+        return self._fields(db_name, table_name, False)
+
+    def get_schema(self, db_name: str, table_name: str) -> list[Any]:
+        return self._fields(db_name, table_name, True)
+
+    def get_schema_with_environment_context(self, db_name: str, table_name: str, ctx: Any) -> list[Any]:
+        return self._fields(db_name, table_name, True)
+
+    def _table_in(self, tbl: Any) -> m.Table:
+        t = from_thrift(_require(tbl, "table"), m.Table)
+        t.dbName = _db(t.dbName)
+        return t
+
+    def create_table(self, tbl: Any) -> None:
+        self.catalog.create_table(self._table_in(tbl))
+
+    def create_table_with_environment_context(self, tbl: Any, ctx: Any) -> None:
+        self.catalog.create_table(self._table_in(tbl), _env(ctx))
+
+    def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:
+        self.catalog.drop_table(_db(dbname), name, bool(deleteData))
+
+    def drop_table_with_environment_context(self, dbname: str, name: str, deleteData: bool, ctx: Any) -> None:
+        self.catalog.drop_table(_db(dbname), name, bool(deleteData), _env(ctx))
+
+    def get_tables(self, db_name: str, pattern: str) -> list[str]:
+        return self.catalog.get_tables(_db(db_name), pattern)
+
+    def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:
+        return self.catalog.get_tables(_db(db_name), pattern, tableType)
+
+    def get_table_meta(self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]) -> list[Any]:
+        return to_thrift(self.catalog.get_table_meta(_db(db_patterns) if db_patterns else db_patterns,
+                                                     tbl_patterns, tbl_types))
+
+    def get_all_tables(self, db_name: str) -> list[str]:
+        return self.catalog.get_tables(_db(db_name))
+
+    def get_table(self, dbname: str, tbl_name: str) -> Any:
+        return to_thrift(self.catalog.get_table(_db(dbname), tbl_name))
+
+    def get_table_req(self, req: Any) -> Any:
+        req = _require(req, "request")
+        return hms.GetTableResult(table=to_thrift(self.catalog.get_table(_db(req.dbName), req.tblName)))
+
+    def _tables_by_name(self, dbname: str, names: list[str] | None) -> list[Any]:
+        if names is None:
+            raise E.InvalidOperation("tbl_names is null")
+        try:
+            return to_thrift(self.catalog.get_tables_by_names(_db(dbname), names))
+        except E.NoSuchObject as e:
+            raise E.UnknownDB(e.message) from None
+
+    def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[Any]:
+        return self._tables_by_name(dbname, tbl_names)
+
+    def get_table_objects_by_name_req(self, req: Any) -> Any:
+        req = _require(req, "request")
+        return hms.GetTablesResult(tables=self._tables_by_name(req.dbName, req.tblNames))
+
+    def _alter_table(self, dbname: str, tbl_name: str, new_tbl: Any, cascade: bool, env: dict[str, str]) -> None:
+        new = from_thrift(_require(new_tbl, "new table"), m.Table)
+        new.dbName = _db(new.dbName) if new.dbName else _db(dbname)
+        if env.get("CASCADE", "").lower() == "true":
+            cascade = True
+        self.catalog.alter_table(_db(dbname), tbl_name, new, cascade, env)
+
+    def alter_table(self, dbname: str, tbl_name: str, new_tbl: Any) -> None:
+        self._alter_table(dbname, tbl_name, new_tbl, False, {})
+
+    def alter_table_with_environment_context(self, dbname: str, tbl_name: str, new_tbl: Any, ctx: Any) -> None:
+        self._alter_table(dbname, tbl_name, new_tbl, False, _env(ctx))
+
+    def alter_table_with_cascade(self, dbname: str, tbl_name: str, new_tbl: Any, cascade: bool) -> None:
+        self._alter_table(dbname, tbl_name, new_tbl, bool(cascade), {})
+
+    # ---- partitions ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _part_in(p: Any) -> m.Partition:
+        part = from_thrift(p, m.Partition)
+        part.dbName = _db(part.dbName)
+        return part
+
+    def _add(self, parts: list[Any], if_not_exists: bool = False, env: dict[str, str] | None = None) -> list[m.Partition]:
+        if not parts:
+            return []
+        ps = [self._part_in(_require(p, "partition")) for p in parts]
+        return self.catalog.add_partitions(ps[0].dbName, ps[0].tableName, ps, if_not_exists, env)
+
+    def add_partition(self, new_part: Any) -> Any:
+        return to_thrift(self._add([new_part])[0])
+
+    def add_partition_with_environment_context(self, new_part: Any, ctx: Any) -> Any:
+        return to_thrift(self._add([new_part], env=_env(ctx))[0])
+
+    def add_partitions(self, new_parts: list[Any]) -> int:
+        return len(self._add(new_parts or []))
+
+    def add_partitions_req(self, request: Any) -> Any:
+        req = _require(request, "request")
+        parts = req.parts or []
+        for p in parts:
+            if (_db(p.dbName) or "").lower() != _db(req.dbName).lower() or (p.tableName or "").lower() != (
+                    req.tblName or "").lower():
+                raise E.MetaError("Partition does not belong to target table " f"{_db(req.dbName)}.{req.tblName}")
+        added = self._add(parts, bool(req.ifNotExists))
+        return hms.AddPartitionsResult(partitions=to_thrift(added) if req.needResult in (None, True) else None)
+
+    def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> Any:
+        return to_thrift(self.catalog.append_partition(_db(db_name), tbl_name, part_vals))
+
+    def append_partition_with_environment_context(self, db_name: str, tbl_name: str, part_vals: list[str],
+                                                  ctx: Any) -> Any:
+        return to_thrift(self.catalog.append_partition(_db(db_name), tbl_name, part_vals, env=_env(ctx)))
+
+    def append_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> Any:
+        return to_thrift(self.catalog.append_partition(_db(db_name), tbl_name, name=part_name))
+
+    def append_partition_by_name_with_environment_context(self, db_name: str, tbl_name: str, part_name: str,
+                                                          ctx: Any) -> Any:
+        return to_thrift(self.catalog.append_partition(_db(db_name), tbl_name, name=part_name, env=_env(ctx)))
+
+    def drop_partition(self, db_name: str, tbl_name: str, part_vals: list[str], deleteData: bool) -> bool:
+        self.catalog.drop_partitions(_db(db_name), tbl_name, values=part_vals, delete_data=bool(deleteData))
+        return True
+
+    def drop_partition_with_environment_context(self, db_name: str, tbl_name: str, part_vals: list[str],
+                                                deleteData: bool, ctx: Any) -> bool:
+        return self.drop_partition(db_name, tbl_name, part_vals, deleteData)
+
+    def drop_partition_by_name(self, db_name: str, tbl_name: str, part_name: str, deleteData: bool) -> bool:
+        self.catalog.drop_partitions(_db(db_name), tbl_name, names=[part_name], delete_data=bool(deleteData))
+        return True
+
+    def drop_partition_by_name_with_environment_context(self, db_name: str, tbl_name: str, part_name: str,
+                                                        deleteData: bool, ctx: Any) -> bool:
+        return self.drop_partition_by_name(db_name, tbl_name, part_name, deleteData)
+
+    def drop_partitions_req(self, req: Any) -> Any:
+        req = _require(req, "request")
+        parts = req.parts
+        if parts is None or (parts.names is None and parts.exprs is None):
+            raise E.MetaError("Partition spec must have either names or exprs")
+        if parts.exprs is not None:
+            raise E.MetaError("Dropping partitions by serialized expressions is not supported; use names")
+        dropped = self.catalog.drop_partitions(_db(req.dbName), req.tblName, names=parts.names,
+                                               delete_data=req.deleteData is not False,
+                                               if_exists=req.ifExists is not False)
+        return hms.DropPartitionsResult(partitions=to_thrift(dropped) if req.needResult else None)
+
+    def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> Any:
+        return to_thrift(self.catalog.get_partition(_db(db_name), tbl_name, part_vals or []))
+
+    def get_partition_with_auth(self, db_name: str, tbl_name: str, part_vals: list[str], user: str,
+                                groups: list[str]) -> Any:
+        return self.get_partition(db_name, tbl_name, part_vals)
+
+    def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> Any:
+        return to_thrift(self.catalog.get_partition_by_name(_db(db_name), tbl_name, part_name))
+
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[Any]:
+        return to_thrift(self.catalog.get_partitions(_db(db_name), tbl_name, _max(max_parts)))
+
+    def get_partitions_with_auth(self, db_name: str, tbl_name: str, max_parts: int, user: str,
+                                 groups: list[str]) -> list[Any]:
+        return self.get_partitions(db_name, tbl_name, max_parts)
+
+    def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
+        return self.catalog.get_partition_names(_db(db_name), tbl_name, _max(max_parts))
+
+    def get_partitions_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[Any]:
+        return to_thrift(self.catalog.get_partitions_ps(_db(db_name), tbl_name, part_vals or [], _max(max_parts)))
+
+    def get_partitions_ps_with_auth(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int,
+                                    user: str, groups: list[str]) -> list[Any]:
+        return self.get_partitions_ps(db_name, tbl_name, part_vals, max_parts)
+
+    def get_partition_names_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[str]:
+        return self.catalog.get_partition_names_ps(_db(db_name), tbl_name, part_vals or [], _max(max_parts))
+
+    def get_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str, max_parts: int) -> list[Any]:
+        return to_thrift(self.catalog.get_partitions_by_filter(_db(db_name), tbl_name, filter, _max(max_parts)))
+
+    def get_num_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str) -> int:
+        return self.catalog.count_partitions_by_filter(_db(db_name), tbl_name, filter)
+
+    def get_partitions_by_expr(self, req: Any) -> Any:
+        raise E.MetaError("get_partitions_by_expr is not supported: this metastore evaluates partition filter "
+                          "strings only (get_partitions_by_filter); Hive's serialized expressions cannot be read")
+
+    def get_partitions_by_names(self, db_name: str, tbl_name: str, names: list[str]) -> list[Any]:
+        return to_thrift(self.catalog.get_partitions_by_names(_db(db_name), tbl_name, names or []))
+
+    def get_partitions_by_names_req(self, req: Any) -> Any:
+        req = _require(req, "request")
+        parts = self.catalog.get_partitions_by_names(_db(req.db_name), req.tbl_name, req.names or [])
+        return hms.GetPartitionsByNamesResult(partitions=to_thrift(parts))
+
+    def _alter_parts(self, db_name: str, tbl_name: str, parts: list[Any], env: dict[str, str]) -> None:
+        self.catalog.alter_partitions(_db(db_name), tbl_name, [self._part_in(p) for p in parts or []], env)
+
+    def alter_partition(self, db_name: str, tbl_name: str, new_part: Any) -> None:
+        self._alter_parts(db_name, tbl_name, [_require(new_part, "partition")], {})
+
+    def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[Any]) -> None:
+        self._alter_parts(db_name, tbl_name, new_parts, {})
+
+    def alter_partitions_with_environment_context(self, db_name: str, tbl_name: str, new_parts: list[Any],
+                                                  ctx: Any) -> None:
+        self._alter_parts(db_name, tbl_name, new_parts, _env(ctx))
+
+    def alter_partition_with_environment_context(self, db_name: str, tbl_name: str, new_part: Any, ctx: Any) -> None:
+        self._alter_parts(db_name, tbl_name, [_require(new_part, "partition")], _env(ctx))
+
+    def rename_partition(self, db_name: str, tbl_name: str, part_vals: list[str], new_part: Any) -> None:
+        self.catalog.rename_partition(_db(db_name), tbl_name, part_vals or [], self._part_in(_require(new_part, "partition")))
+
+    def partition_name_to_vals(self, part_name: str) -> list[str]:
+        if not part_name:
+            return []
+        return [v for _, v in split_part_name(part_name)]
+
+    def partition_name_to_spec(self, part_name: str) -> dict[str, str]:
+        if not part_name:
+            return {}
+        return dict(split_part_name(part_name))
+
+    # ---- column statistics --------------------------------------------------------------------------
+
+    @staticmethod
+    def _stats_in(stats: Any) -> m.ColumnStatistics:
+        stats = _require(stats, "statistics")
+        if stats.statsDesc is None or stats.statsObj is None:
+            raise E.InvalidInput("Column statistics need a description and objects")
+        d = stats.statsDesc
+        try:
+            objs = [stats_obj_from_thrift(o) for o in stats.statsObj]
+        except ValueError as e:
+            raise E.InvalidInput(str(e)) from None
+        return m.ColumnStatistics(m.ColumnStatisticsDesc(bool(d.isTblLevel), _db(d.dbName), d.tableName or "",
+                                                         d.partName, d.lastAnalyzed), objs, stats.engine or "hive")
+
+    def update_table_column_statistics(self, stats_obj: Any) -> bool:
+        s = self._stats_in(stats_obj)
+        if not s.statsDesc.isTblLevel:
+            raise E.InvalidInput("Statistics are not table-level")
+        self.catalog.update_column_statistics(s)
+        return True
+
+    def update_partition_column_statistics(self, stats_obj: Any) -> bool:
+        s = self._stats_in(stats_obj)
+        s.statsDesc.isTblLevel = False
+        self.catalog.update_column_statistics(s)
+        return True
+
+    def get_table_column_statistics(self, db_name: str, tbl_name: str, col_name: str) -> Any:
+        cs = self.catalog.get_table_column_statistics(_db(db_name), tbl_name, [col_name])
+        if cs is None:
+            raise E.NoSuchObject(f"Statistics for {db_name}.{tbl_name}.{col_name} not found")
+        return to_thrift(cs)
+
+    def get_partition_column_statistics(self, db_name: str, tbl_name: str, part_name: str, col_name: str) -> Any:
+        found = self.catalog.get_partition_column_statistics(_db(db_name), tbl_name, [part_name], [col_name])
+        if not found:
+            raise E.NoSuchObject(f"Statistics for {db_name}.{tbl_name} partition {part_name} column {col_name} "
+                                 "not found")
+        return to_thrift(next(iter(found.values())))
+
+    def get_table_statistics_req(self, request: Any) -> Any:
+        req = _require(request, "request")
+        cs = self.catalog.get_table_column_statistics(_db(req.dbName), req.tblName, req.colNames or [],
+                                                      req.engine or "hive")
+        return hms.TableStatsResult(tableStats=to_thrift(cs.statsObj) if cs else [])
+
+    def get_partitions_statistics_req(self, request: Any) -> Any:
+        req = _require(request, "request")
+        found = self.catalog.get_partition_column_statistics(_db(req.dbName), req.tblName, req.partNames or [],
+                                                             req.colNames or [], req.engine or "hive")
+        from ..thrift.convert import stats_obj_to_thrift
+        return hms.PartitionsStatsResult(partStats={n: [stats_obj_to_thrift(o) for o in cs.statsObj]
+                                                    for n, cs in found.items()})
+
+    def delete_partition_column_statistics(self, db_name: str, tbl_name: str, part_name: str, col_name: str,
+                                           engine: str) -> bool:
+        return self.catalog.delete_column_statistics(_db(db_name), tbl_name, part_name, col_name, engine)
+
+    def delete_table_column_statistics(self, db_name: str, tbl_name: str, col_name: str, engine: str) -> bool:
+        return self.catalog.delete_column_statistics(_db(db_name), tbl_name, None, col_name, engine)
+
+    # ---- functions ----------------------------------------------------------------------------------
+
+    def create_function(self, func: Any) -> None:
+        fn = from_thrift(_require(func, "function"), m.Function)
+        fn.dbName = _db(fn.dbName)
+        self.catalog.create_function(fn)
+
+    def drop_function(self, dbName: str, funcName: str) -> None:
+        self.catalog.drop_function(_db(dbName), funcName)
+
+    def alter_function(self, dbName: str, funcName: str, newFunc: Any) -> None:
+        fn = from_thrift(_require(newFunc, "function"), m.Function)
+        self.catalog.alter_function(_db(dbName), funcName, fn)
+
+    def get_functions(self, dbName: str, pattern: str) -> list[str]:
+        return self.catalog.get_functions(_db(dbName), pattern)
+
+    def get_function(self, dbName: str, funcName: str) -> Any:
+        return to_thrift(self.catalog.get_function(_db(dbName), funcName))
+
+    def get_all_functions(self) -> Any:
+        return hms.GetAllFunctionsResponse(functions=to_thrift(self.catalog.get_all_functions()))
+
+    # ---- notifications ------------------------------------------------------------------------------
+
+    def get_current_notificationEventId(self) -> Any:
+        return hms.CurrentNotificationEventId(eventId=self.catalog.current_event_id())
+
+    def get_next_notification(self, rqst: Any) -> Any:
+        rqst = _require(rqst, "request")
+        tables = getattr(rqst, "tableNames", None)
+        events = self.catalog.next_notifications(rqst.lastEvent or 0, rqst.maxEvents, rqst.eventTypeSkipList or (),
+                                                 _db(rqst.dbName) if getattr(rqst, "dbName", None) else None, tables)
+        return hms.NotificationEventResponse(events=[
+            hms.NotificationEvent(eventId=e.eventId, eventTime=e.eventTime, eventType=e.eventType, dbName=e.dbName,
+                                  tableName=e.tableName, message=e.message, messageFormat=e.messageFormat,
+                                  catName=e.catName) for e in events])
+
+    def get_notification_events_count(self, rqst: Any) -> Any:
+        rqst = _require(rqst, "request")
+        n = self.catalog.events_count(rqst.fromEventId or 0, _db(rqst.dbName) if rqst.dbName else None,
+                                      getattr(rqst, "toEventId", None), getattr(rqst, "limit", None))
+        return hms.NotificationEventsCountResponse(eventsCount=n)
+
+    # ---- locks and transactions (issue: Iceberg on the metastore) -----------------------------------
+
+    def _unsupported(self, *_: Any) -> Any:
+        raise TApplicationException(TApplicationException.UNKNOWN_METHOD, "locks and transactions are not served yet")
+
+    lock = check_lock = unlock = show_locks = heartbeat = open_txns = abort_txn = commit_txn = get_open_txns = _unsupported

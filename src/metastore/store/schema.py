@@ -1,0 +1,249 @@
+"""The store's tables, in the shape of Hive's metastore schema (names and columns follow Hive's).
+
+Every table is created with a binary collation on MariaDB: Hive names and partition values are
+compared byte for byte, and MariaDB's default collation would fold case and trailing spaces.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "IX_%(table_name)s_%(column_0_N_name)s",
+        "uq": "UQ_%(table_name)s_%(column_0_N_name)s",
+        "fk": "FK_%(table_name)s_%(column_0_name)s",
+        "pk": "PK_%(table_name)s",
+    }
+)
+
+# BIGINT identity that is still SQLite's ROWID alias, so it autoincrements there too.
+Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+_MYSQL = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mariadb_charset": "utf8mb4",
+          "mariadb_collate": "utf8mb4_bin"}
+
+NAME_LEN = 128
+PART_NAME_LEN = 767
+
+
+def _id(name: str) -> sa.Column:
+    return sa.Column(name, Id, primary_key=True, autoincrement=True)
+
+
+def _fk(name: str, target: str, **kw) -> sa.Column:
+    return sa.Column(name, Id, sa.ForeignKey(target, ondelete="CASCADE"), nullable=False, **kw)
+
+
+def _params(table: str, owner: str, target: str) -> sa.Table:
+    return sa.Table(
+        table, metadata,
+        _fk(owner, target, primary_key=True),
+        sa.Column("PARAM_KEY", sa.String(256), primary_key=True),
+        sa.Column("PARAM_VALUE", sa.Text()),
+        **_MYSQL,
+    )
+
+
+dbs = sa.Table(
+    "DBS", metadata,
+    _id("DB_ID"),
+    sa.Column("NAME", sa.String(NAME_LEN), nullable=False),
+    sa.Column("DESC", sa.String(4000)),
+    sa.Column("DB_LOCATION_URI", sa.String(4000), nullable=False),
+    sa.Column("OWNER_NAME", sa.String(NAME_LEN)),
+    sa.Column("OWNER_TYPE", sa.String(10)),
+    sa.Column("CTLG_NAME", sa.String(256), nullable=False, server_default="hive"),
+    sa.Column("CREATE_TIME", sa.Integer()),
+    sa.UniqueConstraint("CTLG_NAME", "NAME"),
+    **_MYSQL,
+)
+database_params = _params("DATABASE_PARAMS", "DB_ID", "DBS.DB_ID")
+
+serdes = sa.Table(
+    "SERDES", metadata,
+    _id("SERDE_ID"),
+    sa.Column("NAME", sa.String(NAME_LEN)),
+    sa.Column("SLIB", sa.String(4000)),
+    sa.Column("DESCRIPTION", sa.String(4000)),
+    sa.Column("SERIALIZER_CLASS", sa.String(4000)),
+    sa.Column("DESERIALIZER_CLASS", sa.String(4000)),
+    sa.Column("SERDE_TYPE", sa.Integer()),
+    **_MYSQL,
+)
+serde_params = _params("SERDE_PARAMS", "SERDE_ID", "SERDES.SERDE_ID")
+
+# A column descriptor is shared by a table and those of its partitions whose columns are the table's.
+cds = sa.Table("CDS", metadata, _id("CD_ID"), **_MYSQL)
+columns_v2 = sa.Table(
+    "COLUMNS_V2", metadata,
+    _fk("CD_ID", "CDS.CD_ID", primary_key=True),
+    sa.Column("INTEGER_IDX", sa.Integer(), primary_key=True),
+    sa.Column("COLUMN_NAME", sa.String(767), nullable=False),
+    sa.Column("TYPE_NAME", sa.Text(), nullable=False),
+    sa.Column("COMMENT", sa.String(4000)),
+    **_MYSQL,
+)
+
+sds = sa.Table(
+    "SDS", metadata,
+    _id("SD_ID"),
+    sa.Column("CD_ID", Id, sa.ForeignKey("CDS.CD_ID"), index=True),
+    sa.Column("SERDE_ID", Id, sa.ForeignKey("SERDES.SERDE_ID"), index=True),
+    sa.Column("INPUT_FORMAT", sa.String(4000)),
+    sa.Column("OUTPUT_FORMAT", sa.String(4000)),
+    sa.Column("LOCATION", sa.String(4000)),
+    sa.Column("IS_COMPRESSED", sa.Boolean(), nullable=False, server_default=sa.false()),
+    sa.Column("IS_STOREDASSUBDIRECTORIES", sa.Boolean(), nullable=False, server_default=sa.false()),
+    sa.Column("NUM_BUCKETS", sa.Integer(), nullable=False, server_default="-1"),
+    # Hive spreads these over BUCKETING_COLS, SORT_COLS and five SKEWED_* tables; they are small,
+    # always read with the descriptor and never queried by value, so one JSON column each does.
+    sa.Column("BUCKET_COLS", sa.Text()),
+    sa.Column("SORT_COLS", sa.Text()),
+    sa.Column("SKEWED_INFO", sa.Text()),
+    **_MYSQL,
+)
+sd_params = _params("SD_PARAMS", "SD_ID", "SDS.SD_ID")
+
+tbls = sa.Table(
+    "TBLS", metadata,
+    _id("TBL_ID"),
+    _fk("DB_ID", "DBS.DB_ID"),
+    sa.Column("TBL_NAME", sa.String(256), nullable=False),
+    sa.Column("OWNER", sa.String(767)),
+    sa.Column("OWNER_TYPE", sa.String(10)),
+    sa.Column("CREATE_TIME", sa.Integer(), nullable=False),
+    sa.Column("LAST_ACCESS_TIME", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("RETENTION", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("SD_ID", Id, sa.ForeignKey("SDS.SD_ID"), index=True),
+    sa.Column("TBL_TYPE", sa.String(128)),
+    sa.Column("VIEW_ORIGINAL_TEXT", LongText),
+    sa.Column("VIEW_EXPANDED_TEXT", LongText),
+    sa.Column("IS_REWRITE_ENABLED", sa.Boolean(), nullable=False, server_default=sa.false()),
+    # bumped by every change to the table or its partitions: readers key serialized forms on it
+    sa.Column("VERSION", sa.BigInteger(), nullable=False, server_default="1"),
+    sa.UniqueConstraint("DB_ID", "TBL_NAME"),
+    **_MYSQL,
+)
+table_params = _params("TABLE_PARAMS", "TBL_ID", "TBLS.TBL_ID")
+
+partition_keys = sa.Table(
+    "PARTITION_KEYS", metadata,
+    _fk("TBL_ID", "TBLS.TBL_ID", primary_key=True),
+    sa.Column("INTEGER_IDX", sa.Integer(), primary_key=True),
+    sa.Column("PKEY_NAME", sa.String(128), nullable=False),
+    sa.Column("PKEY_TYPE", sa.String(767), nullable=False),
+    sa.Column("PKEY_COMMENT", sa.String(4000)),
+    **_MYSQL,
+)
+
+partitions = sa.Table(
+    "PARTITIONS", metadata,
+    _id("PART_ID"),
+    _fk("TBL_ID", "TBLS.TBL_ID"),
+    sa.Column("PART_NAME", sa.String(PART_NAME_LEN), nullable=False),
+    sa.Column("CREATE_TIME", sa.Integer(), nullable=False),
+    sa.Column("LAST_ACCESS_TIME", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("SD_ID", Id, sa.ForeignKey("SDS.SD_ID"), index=True),
+    sa.Index("UQ_PARTITIONS_TBL_ID_PART_NAME", "TBL_ID", "PART_NAME", unique=True,
+             mysql_length={"PART_NAME": 760}, mariadb_length={"PART_NAME": 760}),
+    **_MYSQL,
+)
+partition_key_vals = sa.Table(
+    "PARTITION_KEY_VALS", metadata,
+    _fk("PART_ID", "PARTITIONS.PART_ID", primary_key=True),
+    sa.Column("INTEGER_IDX", sa.Integer(), primary_key=True),
+    sa.Column("PART_KEY_VAL", sa.String(256)),
+    sa.Index("IX_PARTITION_KEY_VALS_IDX_VAL", "INTEGER_IDX", "PART_KEY_VAL"),
+    **_MYSQL,
+)
+partition_params = _params("PARTITION_PARAMS", "PART_ID", "PARTITIONS.PART_ID")
+
+funcs = sa.Table(
+    "FUNCS", metadata,
+    _id("FUNC_ID"),
+    _fk("DB_ID", "DBS.DB_ID"),
+    sa.Column("FUNC_NAME", sa.String(128), nullable=False),
+    sa.Column("CLASS_NAME", sa.String(4000)),
+    sa.Column("OWNER_NAME", sa.String(128)),
+    sa.Column("OWNER_TYPE", sa.String(10)),
+    sa.Column("CREATE_TIME", sa.Integer(), nullable=False),
+    sa.Column("FUNC_TYPE", sa.Integer(), nullable=False),
+    sa.UniqueConstraint("DB_ID", "FUNC_NAME"),
+    **_MYSQL,
+)
+func_ru = sa.Table(
+    "FUNC_RU", metadata,
+    _fk("FUNC_ID", "FUNCS.FUNC_ID", primary_key=True),
+    sa.Column("INTEGER_IDX", sa.Integer(), primary_key=True),
+    sa.Column("RESOURCE_TYPE", sa.Integer(), nullable=False),
+    sa.Column("RESOURCE_URI", sa.String(4000)),
+    **_MYSQL,
+)
+
+
+def _stats_columns() -> list[sa.Column]:
+    return [
+        sa.Column("COLUMN_NAME", sa.String(767), nullable=False),
+        sa.Column("COLUMN_TYPE", sa.String(128), nullable=False),
+        sa.Column("STATS_KIND", sa.String(16), nullable=False),
+        sa.Column("LONG_LOW_VALUE", sa.BigInteger()),
+        sa.Column("LONG_HIGH_VALUE", sa.BigInteger()),
+        sa.Column("DOUBLE_LOW_VALUE", sa.Float(53)),
+        sa.Column("DOUBLE_HIGH_VALUE", sa.Float(53)),
+        sa.Column("BIG_DECIMAL_LOW_VALUE", sa.String(4000)),
+        sa.Column("BIG_DECIMAL_HIGH_VALUE", sa.String(4000)),
+        sa.Column("NUM_NULLS", sa.BigInteger(), nullable=False),
+        sa.Column("NUM_DISTINCTS", sa.BigInteger()),
+        sa.Column("BIT_VECTOR", sa.LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")),
+        sa.Column("AVG_COL_LEN", sa.Float(53)),
+        sa.Column("MAX_COL_LEN", sa.BigInteger()),
+        sa.Column("NUM_TRUES", sa.BigInteger()),
+        sa.Column("NUM_FALSES", sa.BigInteger()),
+        sa.Column("LAST_ANALYZED", sa.BigInteger(), nullable=False),
+        sa.Column("ENGINE", sa.String(128), nullable=False, server_default="hive"),
+    ]
+
+
+tab_col_stats = sa.Table(
+    "TAB_COL_STATS", metadata,
+    _id("CS_ID"),
+    _fk("TBL_ID", "TBLS.TBL_ID"),
+    *_stats_columns(),
+    sa.Index("UQ_TAB_COL_STATS_COL", "TBL_ID", "COLUMN_NAME", "ENGINE", unique=True,
+             mysql_length={"COLUMN_NAME": 600}, mariadb_length={"COLUMN_NAME": 600}),
+    **_MYSQL,
+)
+part_col_stats = sa.Table(
+    "PART_COL_STATS", metadata,
+    _id("CS_ID"),
+    _fk("PART_ID", "PARTITIONS.PART_ID"),
+    *_stats_columns(),
+    sa.Index("UQ_PART_COL_STATS_COL", "PART_ID", "COLUMN_NAME", "ENGINE", unique=True,
+             mysql_length={"COLUMN_NAME": 600}, mariadb_length={"COLUMN_NAME": 600}),
+    **_MYSQL,
+)
+
+notification_log = sa.Table(
+    "NOTIFICATION_LOG", metadata,
+    sa.Column("NL_ID", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("EVENT_ID", sa.BigInteger(), nullable=False, unique=True),
+    sa.Column("EVENT_TIME", sa.Integer(), nullable=False),
+    sa.Column("EVENT_TYPE", sa.String(32), nullable=False),
+    sa.Column("CAT_NAME", sa.String(256)),
+    sa.Column("DB_NAME", sa.String(128)),
+    sa.Column("TBL_NAME", sa.String(256)),
+    sa.Column("MESSAGE", LongText),
+    sa.Column("MESSAGE_FORMAT", sa.String(16)),
+    sa.Index("IX_NOTIFICATION_LOG_DB_TBL", "DB_NAME", "TBL_NAME"),
+    **_MYSQL,
+)
+# One row. Every writing transaction increments it first, which both numbers events without gaps
+# and serializes writers, so event ids are in commit order.
+notification_sequence = sa.Table(
+    "NOTIFICATION_SEQUENCE", metadata,
+    sa.Column("NNI_ID", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("NEXT_EVENT_ID", sa.BigInteger(), nullable=False),
+    **_MYSQL,
+)

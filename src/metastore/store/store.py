@@ -1,0 +1,723 @@
+"""The metastore's queries over Hive's schema.
+
+`Store.read()` and `Store.write()` hand out a `Tx`, a connection in one transaction. A write transaction
+first locks the single NOTIFICATION_SEQUENCE row (SQLite: BEGIN IMMEDIATE), so writers are serialized
+across every server process on the same database: event ids are gap-free and in commit order, and a
+read-check-write inside a write transaction cannot lose an update.
+
+Reads of many partitions are a fixed number of set-based queries (one per child table), never one per
+partition.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from ..catalog.model import (
+    ColumnStatisticsObj,
+    Database,
+    FieldSchema,
+    Function,
+    NotificationEvent,
+    Order,
+    Partition,
+    ResourceUri,
+    SerDeInfo,
+    SkewedInfo,
+    StorageDescriptor,
+    Table,
+    TableMeta,
+)
+from . import schema as s
+
+_CHUNK = 500  # ids per IN (...) list; well under every dialect's bound-parameter limit
+_OWNER_TYPES = {1: "USER", 2: "ROLE", 3: "GROUP"}
+_OWNER_CODES = {v: k for k, v in _OWNER_TYPES.items()}
+
+
+def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(seq), n):
+        yield seq[i : i + n]
+
+
+class Store:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect.name
+
+    @contextmanager
+    def read(self) -> Iterator[Tx]:
+        with self.engine.connect() as conn:
+            with conn.begin():
+                yield Tx(conn, self.dialect)
+
+    @contextmanager
+    def write(self) -> Iterator[Tx]:
+        with self.engine.connect() as conn:
+            conn.info["write"] = True  # consumed by the SQLite begin hook
+            with conn.begin():
+                tx = Tx(conn, self.dialect)
+                tx.lock_sequence()
+                yield tx
+
+    def initialize(self) -> None:
+        """Make the sequence row if it is missing (a fresh schema)."""
+        with self.engine.begin() as conn:
+            if conn.execute(sa.select(sa.func.count()).select_from(s.notification_sequence)).scalar() == 0:
+                conn.execute(s.notification_sequence.insert().values(NNI_ID=1, NEXT_EVENT_ID=1))
+
+
+def _json(v: Any) -> str | None:
+    return json.dumps(v) if v else None
+
+
+class Tx:
+    """One transaction's worth of queries. Methods take and return catalog model objects or ids."""
+
+    def __init__(self, conn: Connection, dialect: str) -> None:
+        self.conn = conn
+        self.dialect = dialect
+        self._next_event: int | None = None
+
+    # ---- notification log -------------------------------------------------------------------------
+
+    def lock_sequence(self) -> None:
+        q = sa.select(s.notification_sequence.c.NEXT_EVENT_ID).where(s.notification_sequence.c.NNI_ID == 1)
+        if self.dialect != "sqlite":
+            q = q.with_for_update()
+        self._next_event = self.conn.execute(q).scalar_one()
+
+    def add_event(self, event_type: str, db: str | None, table: str | None, message: str, fmt: str,
+                  when: int, cat: str | None = "hive") -> int:
+        assert self._next_event is not None, "events are written in write transactions only"
+        eid = self._next_event
+        self.conn.execute(s.notification_log.insert().values(
+            NL_ID=eid, EVENT_ID=eid, EVENT_TIME=when, EVENT_TYPE=event_type, CAT_NAME=cat, DB_NAME=db,
+            TBL_NAME=table, MESSAGE=message, MESSAGE_FORMAT=fmt))
+        self._next_event = eid + 1
+        self.conn.execute(s.notification_sequence.update().where(s.notification_sequence.c.NNI_ID == 1)
+                          .values(NEXT_EVENT_ID=eid + 1))
+        return eid
+
+    def current_event_id(self) -> int:
+        q = sa.select(s.notification_sequence.c.NEXT_EVENT_ID).where(s.notification_sequence.c.NNI_ID == 1)
+        return int(self.conn.execute(q).scalar_one()) - 1
+
+    def events(self, after: int, limit: int | None, skip_types: Sequence[str] = (), db: str | None = None,
+               tables: Sequence[str] | None = None) -> list[NotificationEvent]:
+        t = s.notification_log
+        q = sa.select(t).where(t.c.EVENT_ID > after).order_by(t.c.EVENT_ID)
+        if skip_types:
+            q = q.where(t.c.EVENT_TYPE.not_in(list(skip_types)))
+        if db is not None:
+            q = q.where(sa.func.lower(t.c.DB_NAME) == db.lower())
+        if tables:
+            q = q.where(sa.func.lower(t.c.TBL_NAME).in_([x.lower() for x in tables]))
+        if limit is not None and limit > 0:
+            q = q.limit(limit)
+        return [NotificationEvent(r.EVENT_ID, r.EVENT_TIME, r.EVENT_TYPE, r.DB_NAME, r.TBL_NAME, r.MESSAGE or "",
+                                  r.MESSAGE_FORMAT or "", r.CAT_NAME) for r in self.conn.execute(q)]
+
+    def events_count(self, from_id: int, db: str | None, to_id: int | None = None, limit: int | None = None) -> int:
+        t = s.notification_log
+        q = sa.select(t.c.EVENT_ID).where(t.c.EVENT_ID > from_id)
+        if db is not None:
+            q = q.where(sa.func.lower(t.c.DB_NAME) == db.lower())
+        if to_id is not None and to_id > 0:
+            q = q.where(t.c.EVENT_ID <= to_id)
+        if limit is not None and limit > 0:
+            q = q.order_by(t.c.EVENT_ID).limit(limit)
+        return int(self.conn.execute(sa.select(sa.func.count()).select_from(q.subquery())).scalar_one())
+
+    def min_event_id(self) -> int | None:
+        return self.conn.execute(sa.select(sa.func.min(s.notification_log.c.EVENT_ID))).scalar()
+
+    # ---- databases ----------------------------------------------------------------------------------
+
+    def db_id(self, name: str) -> int | None:
+        return self.conn.execute(sa.select(s.dbs.c.DB_ID).where(s.dbs.c.NAME == name)).scalar()
+
+    def get_database(self, name: str) -> Database | None:
+        row = self.conn.execute(sa.select(s.dbs).where(s.dbs.c.NAME == name)).first()
+        if row is None:
+            return None
+        params = self._params(s.database_params, "DB_ID", [row.DB_ID])[row.DB_ID]
+        return Database(name=row.NAME, description=row.DESC, locationUri=row.DB_LOCATION_URI, parameters=params,
+                        ownerName=row.OWNER_NAME, ownerType=_OWNER_CODES.get(row.OWNER_TYPE or ""),
+                        catalogName=row.CTLG_NAME, createTime=row.CREATE_TIME)
+
+    def database_names(self) -> list[str]:
+        return list(self.conn.execute(sa.select(s.dbs.c.NAME).order_by(s.dbs.c.NAME)).scalars())
+
+    def insert_database(self, db: Database) -> int:
+        db_id = self.conn.execute(s.dbs.insert().values(
+            NAME=db.name, DESC=db.description, DB_LOCATION_URI=db.locationUri or "", OWNER_NAME=db.ownerName,
+            OWNER_TYPE=_OWNER_TYPES.get(db.ownerType or 0), CTLG_NAME=db.catalogName or "hive",
+            CREATE_TIME=db.createTime)).inserted_primary_key[0]
+        self._insert_params(s.database_params, "DB_ID", db_id, db.parameters)
+        return int(db_id)
+
+    def update_database(self, db_id: int, db: Database) -> None:
+        self.conn.execute(s.dbs.update().where(s.dbs.c.DB_ID == db_id).values(
+            DESC=db.description, DB_LOCATION_URI=db.locationUri or "", OWNER_NAME=db.ownerName,
+            OWNER_TYPE=_OWNER_TYPES.get(db.ownerType or 0)))
+        self.conn.execute(s.database_params.delete().where(s.database_params.c.DB_ID == db_id))
+        self._insert_params(s.database_params, "DB_ID", db_id, db.parameters)
+
+    def delete_database(self, db_id: int) -> None:
+        self.conn.execute(s.database_params.delete().where(s.database_params.c.DB_ID == db_id))
+        self.conn.execute(s.dbs.delete().where(s.dbs.c.DB_ID == db_id))
+
+    # ---- parameters ---------------------------------------------------------------------------------
+
+    def _insert_params(self, table: sa.Table, owner: str, owner_id: int, params: dict[str, str] | None) -> None:
+        if params:
+            self.conn.execute(table.insert(), [{owner: owner_id, "PARAM_KEY": k, "PARAM_VALUE": v}
+                                               for k, v in params.items()])
+
+    def _params(self, table: sa.Table, owner: str, ids: Sequence[int] | sa.Select) -> dict[int, dict[str, str]]:
+        out: dict[int, dict[str, str]] = defaultdict(dict)
+        col = table.c[owner]
+        if isinstance(ids, sa.Select):
+            batches: Iterable[Any] = [col.in_(ids)]
+        else:
+            batches = [col.in_(list(c)) for c in _chunks(list(ids))] if ids else []
+        for cond in batches:
+            for oid, k, v in self.conn.execute(sa.select(col, table.c.PARAM_KEY, table.c.PARAM_VALUE).where(cond)):
+                out[oid][k] = v if v is not None else ""
+        return out
+
+    # ---- storage descriptors ------------------------------------------------------------------------
+
+    def _insert_cd(self, cols: Sequence[FieldSchema]) -> int:
+        cd_id = int(self.conn.execute(s.cds.insert().values()).inserted_primary_key[0])
+        if cols:
+            self.conn.execute(s.columns_v2.insert(), [
+                {"CD_ID": cd_id, "INTEGER_IDX": i, "COLUMN_NAME": c.name, "TYPE_NAME": c.type, "COMMENT": c.comment}
+                for i, c in enumerate(cols)])
+        return cd_id
+
+    def _insert_sds(self, sds: Sequence[StorageDescriptor], cd_ids: Sequence[int]) -> list[int]:
+        """Insert descriptors (with their serdes and parameters) in bulk; returns their ids in order."""
+        if not sds:
+            return []
+        serde_ids = self._returning(s.serdes, "SERDE_ID", [{
+            "NAME": sd.serdeInfo.name, "SLIB": sd.serdeInfo.serializationLib,
+            "DESCRIPTION": sd.serdeInfo.description, "SERIALIZER_CLASS": sd.serdeInfo.serializerClass,
+            "DESERIALIZER_CLASS": sd.serdeInfo.deserializerClass, "SERDE_TYPE": sd.serdeInfo.serdeType,
+        } for sd in sds])
+        sd_ids = self._returning(s.sds, "SD_ID", [{
+            "CD_ID": cd, "SERDE_ID": se, "INPUT_FORMAT": sd.inputFormat, "OUTPUT_FORMAT": sd.outputFormat,
+            "LOCATION": sd.location, "IS_COMPRESSED": bool(sd.compressed),
+            "IS_STOREDASSUBDIRECTORIES": bool(sd.storedAsSubDirectories),
+            "NUM_BUCKETS": sd.numBuckets if sd.numBuckets is not None else -1,
+            "BUCKET_COLS": _json(sd.bucketCols), "SORT_COLS": _json([[o.col, o.order] for o in sd.sortCols]),
+            "SKEWED_INFO": _skewed_json(sd.skewedInfo),
+        } for sd, cd, se in zip(sds, cd_ids, serde_ids)])
+        serde_rows = [{"SERDE_ID": i, "PARAM_KEY": k, "PARAM_VALUE": v}
+                      for i, sd in zip(serde_ids, sds) for k, v in (sd.serdeInfo.parameters or {}).items()]
+        if serde_rows:
+            self.conn.execute(s.serde_params.insert(), serde_rows)
+        sd_rows = [{"SD_ID": i, "PARAM_KEY": k, "PARAM_VALUE": v}
+                   for i, sd in zip(sd_ids, sds) for k, v in (sd.parameters or {}).items()]
+        if sd_rows:
+            self.conn.execute(s.sd_params.insert(), sd_rows)
+        return sd_ids
+
+    def _returning(self, table: sa.Table, pk: str, rows: list[dict[str, Any]]) -> list[int]:
+        if len(rows) == 1:
+            return [int(self.conn.execute(table.insert().values(**rows[0])).inserted_primary_key[0])]
+        stmt = table.insert().returning(table.c[pk], sort_by_parameter_order=True)
+        return [int(r[0]) for r in self.conn.execute(stmt, rows)]
+
+    def _delete_sds(self, sd_ids: Sequence[int]) -> None:
+        """Delete descriptors, their serdes, and column descriptors no longer used by any descriptor."""
+        if not sd_ids:
+            return
+        for chunk in _chunks(list(sd_ids)):
+            rows = self.conn.execute(sa.select(s.sds.c.SERDE_ID, s.sds.c.CD_ID).where(s.sds.c.SD_ID.in_(chunk))).all()
+            serde_ids = [r[0] for r in rows if r[0] is not None]
+            cd_ids = {r[1] for r in rows if r[1] is not None}
+            self.conn.execute(s.sd_params.delete().where(s.sd_params.c.SD_ID.in_(chunk)))
+            self.conn.execute(s.sds.delete().where(s.sds.c.SD_ID.in_(chunk)))
+            if serde_ids:
+                self.conn.execute(s.serde_params.delete().where(s.serde_params.c.SERDE_ID.in_(serde_ids)))
+                self.conn.execute(s.serdes.delete().where(s.serdes.c.SERDE_ID.in_(serde_ids)))
+            if cd_ids:
+                used = set(self.conn.execute(sa.select(s.sds.c.CD_ID).where(s.sds.c.CD_ID.in_(cd_ids)).distinct())
+                           .scalars())
+                unused = list(cd_ids - used)
+                if unused:
+                    self.conn.execute(s.columns_v2.delete().where(s.columns_v2.c.CD_ID.in_(unused)))
+                    self.conn.execute(s.cds.delete().where(s.cds.c.CD_ID.in_(unused)))
+
+    def _load_sds(self, rows: Sequence[Any], sd_scope: sa.Select | None) -> dict[int, StorageDescriptor]:
+        """Build descriptors from rows of SDS joined with SERDES (see _SD_COLUMNS); children in bulk.
+
+        `sd_scope` is a SELECT of the SD_IDs concerned, used instead of IN-lists when given.
+        """
+        if not rows:
+            return {}
+        sd_ids = [r.SD_ID for r in rows]
+        serde_ids = [r.SERDE_ID for r in rows]
+        if sd_scope is not None:
+            serde_scope = sa.select(s.sds.c.SERDE_ID).where(s.sds.c.SD_ID.in_(sd_scope))
+            sd_params = self._params(s.sd_params, "SD_ID", sd_scope)
+            serde_params = self._params(s.serde_params, "SERDE_ID", serde_scope)
+        else:
+            sd_params = self._params(s.sd_params, "SD_ID", sd_ids)
+            serde_params = self._params(s.serde_params, "SERDE_ID", serde_ids)
+        cols = self._columns({r.CD_ID for r in rows if r.CD_ID is not None})
+        out = {}
+        for r in rows:
+            serde = SerDeInfo(name=r.SERDE_NAME, serializationLib=r.SLIB, parameters=serde_params.get(r.SERDE_ID, {}),
+                              description=r.DESCRIPTION, serializerClass=r.SERIALIZER_CLASS,
+                              deserializerClass=r.DESERIALIZER_CLASS, serdeType=r.SERDE_TYPE)
+            out[r.SD_ID] = StorageDescriptor(
+                cols=list(cols.get(r.CD_ID, ())), location=r.LOCATION, inputFormat=r.INPUT_FORMAT,
+                outputFormat=r.OUTPUT_FORMAT, compressed=bool(r.IS_COMPRESSED), numBuckets=r.NUM_BUCKETS,
+                serdeInfo=serde, bucketCols=json.loads(r.BUCKET_COLS) if r.BUCKET_COLS else [],
+                sortCols=[Order(c, o) for c, o in json.loads(r.SORT_COLS)] if r.SORT_COLS else [],
+                parameters=sd_params.get(r.SD_ID, {}), skewedInfo=_skewed_load(r.SKEWED_INFO),
+                storedAsSubDirectories=bool(r.IS_STOREDASSUBDIRECTORIES))
+        return out
+
+    def _columns(self, cd_ids: set[int]) -> dict[int, list[FieldSchema]]:
+        out: dict[int, list[FieldSchema]] = defaultdict(list)
+        c = s.columns_v2.c
+        for chunk in _chunks(sorted(cd_ids)):
+            q = sa.select(c.CD_ID, c.COLUMN_NAME, c.TYPE_NAME, c.COMMENT).where(c.CD_ID.in_(chunk)).order_by(
+                c.CD_ID, c.INTEGER_IDX)
+            for cd, name, typ, comment in self.conn.execute(q):
+                out[cd].append(FieldSchema(name, typ, comment))
+        return out
+
+    _SD_COLUMNS = (s.sds.c.SD_ID, s.sds.c.CD_ID, s.sds.c.SERDE_ID, s.sds.c.INPUT_FORMAT, s.sds.c.OUTPUT_FORMAT,
+                   s.sds.c.LOCATION, s.sds.c.IS_COMPRESSED, s.sds.c.IS_STOREDASSUBDIRECTORIES, s.sds.c.NUM_BUCKETS,
+                   s.sds.c.BUCKET_COLS, s.sds.c.SORT_COLS, s.sds.c.SKEWED_INFO, s.serdes.c.NAME.label("SERDE_NAME"),
+                   s.serdes.c.SLIB, s.serdes.c.DESCRIPTION, s.serdes.c.SERIALIZER_CLASS, s.serdes.c.DESERIALIZER_CLASS,
+                   s.serdes.c.SERDE_TYPE)
+
+    # ---- tables -------------------------------------------------------------------------------------
+
+    def table_ref(self, db: str, name: str) -> Any:
+        """(TBL_ID, DB_ID, SD_ID, CD_ID, TBL_TYPE, VERSION) of a table, or None."""
+        t = s.tbls.c
+        q = (sa.select(t.TBL_ID, t.DB_ID, t.SD_ID, s.sds.c.CD_ID, t.TBL_TYPE, t.VERSION)
+             .select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID).outerjoin(s.sds, s.sds.c.SD_ID == t.SD_ID))
+             .where(s.dbs.c.NAME == db, t.TBL_NAME == name))
+        return self.conn.execute(q).first()
+
+    def get_tables(self, db: str, names: Sequence[str] | None = None) -> list[Table]:
+        """Tables of `db` (all of them, or those named), each fully built, in name order."""
+        t = s.tbls.c
+        q = (sa.select(t.TBL_ID, t.TBL_NAME, t.OWNER, t.OWNER_TYPE, t.CREATE_TIME, t.LAST_ACCESS_TIME, t.RETENTION,
+                       t.TBL_TYPE, t.VIEW_ORIGINAL_TEXT, t.VIEW_EXPANDED_TEXT, t.IS_REWRITE_ENABLED, t.VERSION,
+                       s.dbs.c.NAME.label("DB_NAME"), s.dbs.c.CTLG_NAME, *self._SD_COLUMNS)
+             .select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID)
+                          .outerjoin(s.sds, s.sds.c.SD_ID == t.SD_ID)
+                          .outerjoin(s.serdes, s.serdes.c.SERDE_ID == s.sds.c.SERDE_ID))
+             .where(s.dbs.c.NAME == db).order_by(t.TBL_NAME))
+        if names is not None:
+            if not names:
+                return []
+            q = q.where(t.TBL_NAME.in_(list(names)))
+        rows = self.conn.execute(q).all()
+        if not rows:
+            return []
+        ids = [r.TBL_ID for r in rows]
+        params = self._params(s.table_params, "TBL_ID", ids)
+        sds = self._load_sds([r for r in rows if r.SD_ID is not None], None)
+        pkeys: dict[int, list[FieldSchema]] = defaultdict(list)
+        pk = s.partition_keys.c
+        for chunk in _chunks(ids):
+            for tid, n, ty, c in self.conn.execute(
+                    sa.select(pk.TBL_ID, pk.PKEY_NAME, pk.PKEY_TYPE, pk.PKEY_COMMENT).where(pk.TBL_ID.in_(chunk))
+                    .order_by(pk.TBL_ID, pk.INTEGER_IDX)):
+                pkeys[tid].append(FieldSchema(n, ty, c))
+        return [Table(
+            tableName=r.TBL_NAME, dbName=r.DB_NAME, owner=r.OWNER, createTime=r.CREATE_TIME,
+            lastAccessTime=r.LAST_ACCESS_TIME, retention=r.RETENTION,
+            sd=sds.get(r.SD_ID) or StorageDescriptor(), partitionKeys=pkeys.get(r.TBL_ID, []),
+            parameters=params.get(r.TBL_ID, {}), viewOriginalText=r.VIEW_ORIGINAL_TEXT,
+            viewExpandedText=r.VIEW_EXPANDED_TEXT, tableType=r.TBL_TYPE, rewriteEnabled=bool(r.IS_REWRITE_ENABLED),
+            catName=r.CTLG_NAME, ownerType=_OWNER_CODES.get(r.OWNER_TYPE or "", 1), id=r.TBL_ID, version=r.VERSION,
+        ) for r in rows]
+
+    def get_table(self, db: str, name: str) -> Table | None:
+        found = self.get_tables(db, [name])
+        return found[0] if found else None
+
+    def table_names(self, db: str, table_type: str | None = None) -> list[str]:
+        t = s.tbls.c
+        q = (sa.select(t.TBL_NAME).select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID))
+             .where(s.dbs.c.NAME == db).order_by(t.TBL_NAME))
+        if table_type:
+            q = q.where(t.TBL_TYPE == table_type)
+        return list(self.conn.execute(q).scalars())
+
+    def table_metas(self) -> list[TableMeta]:
+        t = s.tbls.c
+        comment = (sa.select(s.table_params.c.PARAM_VALUE)
+                   .where(s.table_params.c.TBL_ID == t.TBL_ID, s.table_params.c.PARAM_KEY == "comment")
+                   .scalar_subquery())
+        q = (sa.select(s.dbs.c.NAME, t.TBL_NAME, t.TBL_TYPE, comment, s.dbs.c.CTLG_NAME)
+             .select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID)).order_by(s.dbs.c.NAME, t.TBL_NAME))
+        return [TableMeta(d, n, ty, c, cat) for d, n, ty, c, cat in self.conn.execute(q)]
+
+    def count_tables(self, db_id: int) -> int:
+        return int(self.conn.execute(sa.select(sa.func.count()).where(s.tbls.c.DB_ID == db_id)).scalar_one())
+
+    def insert_table(self, db_id: int, t: Table) -> int:
+        cd_id = self._insert_cd(t.sd.cols)
+        sd_id = self._insert_sds([t.sd], [cd_id])[0]
+        tbl_id = int(self.conn.execute(s.tbls.insert().values(
+            DB_ID=db_id, TBL_NAME=t.tableName, OWNER=t.owner, OWNER_TYPE=_OWNER_TYPES.get(t.ownerType or 0),
+            CREATE_TIME=t.createTime, LAST_ACCESS_TIME=t.lastAccessTime, RETENTION=t.retention, SD_ID=sd_id,
+            TBL_TYPE=t.tableType, VIEW_ORIGINAL_TEXT=t.viewOriginalText, VIEW_EXPANDED_TEXT=t.viewExpandedText,
+            IS_REWRITE_ENABLED=bool(t.rewriteEnabled), VERSION=1)).inserted_primary_key[0])
+        self._insert_params(s.table_params, "TBL_ID", tbl_id, t.parameters)
+        if t.partitionKeys:
+            self.conn.execute(s.partition_keys.insert(), [
+                {"TBL_ID": tbl_id, "INTEGER_IDX": i, "PKEY_NAME": k.name, "PKEY_TYPE": k.type, "PKEY_COMMENT": k.comment}
+                for i, k in enumerate(t.partitionKeys)])
+        return tbl_id
+
+    def update_table(self, ref: Any, t: Table, new_db_id: int | None = None) -> None:
+        """Replace a table's row, parameters and descriptor (partition keys are kept unless they differ)."""
+        tbl_id = ref.TBL_ID
+        old_cols = self._columns({ref.CD_ID}).get(ref.CD_ID, []) if ref.CD_ID is not None else []
+        if ref.CD_ID is not None and _same_cols(old_cols, t.sd.cols):
+            cd_id = ref.CD_ID
+        else:
+            cd_id = self._insert_cd(t.sd.cols)
+        new_sd = self._insert_sds([t.sd], [cd_id])[0]
+        self.conn.execute(s.tbls.update().where(s.tbls.c.TBL_ID == tbl_id).values(
+            DB_ID=new_db_id if new_db_id is not None else ref.DB_ID, TBL_NAME=t.tableName, OWNER=t.owner,
+            OWNER_TYPE=_OWNER_TYPES.get(t.ownerType or 0), LAST_ACCESS_TIME=t.lastAccessTime, RETENTION=t.retention,
+            SD_ID=new_sd, TBL_TYPE=t.tableType, VIEW_ORIGINAL_TEXT=t.viewOriginalText,
+            VIEW_EXPANDED_TEXT=t.viewExpandedText, IS_REWRITE_ENABLED=bool(t.rewriteEnabled),
+            VERSION=s.tbls.c.VERSION + 1))
+        if ref.SD_ID is not None:
+            self._delete_sds([ref.SD_ID])
+        self.conn.execute(s.table_params.delete().where(s.table_params.c.TBL_ID == tbl_id))
+        self._insert_params(s.table_params, "TBL_ID", tbl_id, t.parameters)
+        pk = s.partition_keys
+        self.conn.execute(pk.delete().where(pk.c.TBL_ID == tbl_id))
+        if t.partitionKeys:
+            self.conn.execute(pk.insert(), [
+                {"TBL_ID": tbl_id, "INTEGER_IDX": i, "PKEY_NAME": k.name, "PKEY_TYPE": k.type, "PKEY_COMMENT": k.comment}
+                for i, k in enumerate(t.partitionKeys)])
+
+    def bump_table_version(self, tbl_id: int) -> None:
+        self.conn.execute(s.tbls.update().where(s.tbls.c.TBL_ID == tbl_id).values(VERSION=s.tbls.c.VERSION + 1))
+
+    def delete_table(self, ref: Any) -> None:
+        tbl_id = ref.TBL_ID
+        part_sds = list(self.conn.execute(sa.select(s.partitions.c.SD_ID).where(s.partitions.c.TBL_ID == tbl_id))
+                        .scalars())
+        self._delete_all_partitions(tbl_id)
+        self.conn.execute(s.tab_col_stats.delete().where(s.tab_col_stats.c.TBL_ID == tbl_id))
+        self.conn.execute(s.table_params.delete().where(s.table_params.c.TBL_ID == tbl_id))
+        self.conn.execute(s.partition_keys.delete().where(s.partition_keys.c.TBL_ID == tbl_id))
+        self.conn.execute(s.tbls.delete().where(s.tbls.c.TBL_ID == tbl_id))
+        self._delete_sds([x for x in part_sds if x is not None] + ([ref.SD_ID] if ref.SD_ID is not None else []))
+
+    def update_table_params(self, tbl_id: int, params: dict[str, str]) -> None:
+        self.conn.execute(s.table_params.delete().where(s.table_params.c.TBL_ID == tbl_id))
+        self._insert_params(s.table_params, "TBL_ID", tbl_id, params)
+        self.bump_table_version(tbl_id)
+
+    # ---- partitions ---------------------------------------------------------------------------------
+
+    def insert_partitions(self, tbl_id: int, table_cd: int | None, table_cols: Sequence[FieldSchema],
+                          parts: Sequence[tuple[str, Partition]]) -> None:
+        """Insert (name, partition) pairs; partitions whose columns are the table's share its descriptor."""
+        if not parts:
+            return
+        cd_ids = [table_cd if table_cd is not None and _same_cols(p.sd.cols, table_cols) else self._insert_cd(p.sd.cols)
+                  for _, p in parts]
+        sd_ids = self._insert_sds([p.sd for _, p in parts], cd_ids)
+        part_ids = self._returning(s.partitions, "PART_ID", [
+            {"TBL_ID": tbl_id, "PART_NAME": name, "CREATE_TIME": p.createTime, "LAST_ACCESS_TIME": p.lastAccessTime,
+             "SD_ID": sd} for (name, p), sd in zip(parts, sd_ids)])
+        self.conn.execute(s.partition_key_vals.insert(), [
+            {"PART_ID": pid, "INTEGER_IDX": i, "PART_KEY_VAL": v}
+            for pid, (_, p) in zip(part_ids, parts) for i, v in enumerate(p.values)])
+        prows = [{"PART_ID": pid, "PARAM_KEY": k, "PARAM_VALUE": v}
+                 for pid, (_, p) in zip(part_ids, parts) for k, v in (p.parameters or {}).items()]
+        if prows:
+            self.conn.execute(s.partition_params.insert(), prows)
+        self.bump_table_version(tbl_id)
+
+    def partition_scope(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None,
+                        names: Sequence[str] | None = None) -> sa.Select:
+        """A SELECT of the PART_IDs of a table matching `where` (built over PARTITIONS) and/or `names`."""
+        p = s.partitions.c
+        q = sa.select(p.PART_ID).where(p.TBL_ID == tbl_id)
+        if where is not None:
+            q = q.where(where)
+        if names is not None:
+            q = q.where(p.PART_NAME.in_(list(names)))
+        return q
+
+    def partitions(self, table: Table, where: sa.ColumnElement[bool] | None = None,
+                   names: Sequence[str] | None = None, limit: int = -1) -> list[Partition]:
+        """Partitions of `table` in PART_NAME order, built with one query per child table."""
+        assert table.id is not None
+        p = s.partitions.c
+        q = (sa.select(p.PART_ID, p.PART_NAME, p.CREATE_TIME, p.LAST_ACCESS_TIME, *self._SD_COLUMNS)
+             .select_from(s.partitions.outerjoin(s.sds, s.sds.c.SD_ID == p.SD_ID)
+                          .outerjoin(s.serdes, s.serdes.c.SERDE_ID == s.sds.c.SERDE_ID))
+             .where(p.PART_ID.in_(self.partition_scope(table.id, where, names))).order_by(p.PART_NAME))
+        if names is not None and not names:
+            return []
+        if limit is not None and limit >= 0:
+            q = q.limit(limit)
+        rows = self.conn.execute(q).all()
+        if not rows:
+            return []
+        part_ids = [r.PART_ID for r in rows]
+        # Without a limit the scope query selects exactly these rows; with one, fall back to id lists.
+        scope = self.partition_scope(table.id, where, names) if limit is None or limit < 0 else None
+        sd_scope = (sa.select(s.partitions.c.SD_ID).where(s.partitions.c.PART_ID.in_(scope))
+                    if scope is not None else None)
+        sds = self._load_sds([r for r in rows if r.SD_ID is not None], sd_scope)
+        params = self._params(s.partition_params, "PART_ID", scope if scope is not None else part_ids)
+        vals: dict[int, list[str]] = defaultdict(list)
+        kv = s.partition_key_vals.c
+        conds = [kv.PART_ID.in_(scope)] if scope is not None else [kv.PART_ID.in_(list(c)) for c in _chunks(part_ids)]
+        for cond in conds:
+            for pid, v in self.conn.execute(sa.select(kv.PART_ID, kv.PART_KEY_VAL).where(cond)
+                                            .order_by(kv.PART_ID, kv.INTEGER_IDX)):
+                vals[pid].append(v if v is not None else "")
+        return [Partition(values=vals.get(r.PART_ID, []), dbName=table.dbName, tableName=table.tableName,
+                          createTime=r.CREATE_TIME, lastAccessTime=r.LAST_ACCESS_TIME,
+                          sd=sds.get(r.SD_ID) or StorageDescriptor(), parameters=params.get(r.PART_ID, {}),
+                          catName=table.catName)
+                for r in rows]
+
+    def partition_names(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None, limit: int = -1) -> list[str]:
+        p = s.partitions.c
+        q = sa.select(p.PART_NAME).where(p.TBL_ID == tbl_id).order_by(p.PART_NAME)
+        if where is not None:
+            q = q.where(where)
+        if limit is not None and limit >= 0:
+            q = q.limit(limit)
+        return list(self.conn.execute(q).scalars())
+
+    def count_partitions(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None) -> int:
+        p = s.partitions.c
+        q = sa.select(sa.func.count()).select_from(s.partitions).where(p.TBL_ID == tbl_id)
+        if where is not None:
+            q = q.where(where)
+        return int(self.conn.execute(q).scalar_one())
+
+    def partition_refs(self, tbl_id: int, names: Sequence[str]) -> dict[str, Any]:
+        """name -> (PART_ID, SD_ID, CD_ID, LOCATION) for the named partitions that exist."""
+        p = s.partitions.c
+        out = {}
+        for chunk in _chunks(list(names)):
+            q = (sa.select(p.PART_NAME, p.PART_ID, p.SD_ID, s.sds.c.CD_ID, s.sds.c.LOCATION)
+                 .select_from(s.partitions.outerjoin(s.sds, s.sds.c.SD_ID == p.SD_ID))
+                 .where(p.TBL_ID == tbl_id, p.PART_NAME.in_(list(chunk))))
+            for r in self.conn.execute(q):
+                out[r.PART_NAME] = r
+        return out
+
+    def key_value_column(self, index: int) -> sa.ColumnElement[str]:
+        """The value of partition key `index` for the PARTITIONS row in scope, as a correlated subquery."""
+        kv = s.partition_key_vals.alias(f"kv{index}")
+        return (sa.select(kv.c.PART_KEY_VAL)
+                .where(kv.c.PART_ID == s.partitions.c.PART_ID, kv.c.INTEGER_IDX == index)
+                .scalar_subquery())
+
+    def update_partition(self, tbl_id: int, ref: Any, table_cd: int | None, table_cols: Sequence[FieldSchema],
+                         new_name: str, part: Partition) -> None:
+        """Replace a partition's descriptor, parameters, times, and (for a rename) name and values."""
+        cd = table_cd if table_cd is not None and _same_cols(part.sd.cols, table_cols) else (
+            ref.CD_ID if ref.CD_ID is not None and _same_cols(part.sd.cols, self._columns({ref.CD_ID}).get(ref.CD_ID, []))
+            else self._insert_cd(part.sd.cols))
+        new_sd = self._insert_sds([part.sd], [cd])[0]
+        self.conn.execute(s.partitions.update().where(s.partitions.c.PART_ID == ref.PART_ID).values(
+            PART_NAME=new_name, LAST_ACCESS_TIME=part.lastAccessTime, SD_ID=new_sd))
+        if ref.SD_ID is not None:
+            self._delete_sds([ref.SD_ID])
+        pp = s.partition_params
+        self.conn.execute(pp.delete().where(pp.c.PART_ID == ref.PART_ID))
+        self._insert_params(pp, "PART_ID", ref.PART_ID, part.parameters)
+        kv = s.partition_key_vals
+        self.conn.execute(kv.delete().where(kv.c.PART_ID == ref.PART_ID))
+        self.conn.execute(kv.insert(), [{"PART_ID": ref.PART_ID, "INTEGER_IDX": i, "PART_KEY_VAL": v}
+                                        for i, v in enumerate(part.values)])
+        self.bump_table_version(tbl_id)
+
+    def delete_partitions(self, tbl_id: int, refs: Sequence[Any]) -> None:
+        if not refs:
+            return
+        ids = [r.PART_ID for r in refs]
+        for chunk in _chunks(ids):
+            for t in (s.part_col_stats, s.partition_params, s.partition_key_vals, s.partitions):
+                self.conn.execute(t.delete().where(t.c.PART_ID.in_(list(chunk))))
+        self._delete_sds([r.SD_ID for r in refs if r.SD_ID is not None])
+        self.bump_table_version(tbl_id)
+
+    def _delete_all_partitions(self, tbl_id: int) -> None:
+        scope = sa.select(s.partitions.c.PART_ID).where(s.partitions.c.TBL_ID == tbl_id)
+        for t in (s.part_col_stats, s.partition_params, s.partition_key_vals):
+            self.conn.execute(t.delete().where(t.c.PART_ID.in_(scope)))
+        self.conn.execute(s.partitions.delete().where(s.partitions.c.TBL_ID == tbl_id))
+
+    def partition_locations(self, tbl_id: int) -> list[str]:
+        q = (sa.select(s.sds.c.LOCATION).select_from(s.partitions.join(s.sds, s.sds.c.SD_ID == s.partitions.c.SD_ID))
+             .where(s.partitions.c.TBL_ID == tbl_id))
+        return [x for x in self.conn.execute(q).scalars() if x]
+
+    # ---- functions ----------------------------------------------------------------------------------
+
+    def get_functions(self, db: str | None = None, name: str | None = None) -> list[Function]:
+        f = s.funcs.c
+        q = (sa.select(f.FUNC_ID, f.FUNC_NAME, f.CLASS_NAME, f.OWNER_NAME, f.OWNER_TYPE, f.CREATE_TIME, f.FUNC_TYPE,
+                       s.dbs.c.NAME.label("DB_NAME"), s.dbs.c.CTLG_NAME)
+             .select_from(s.funcs.join(s.dbs, s.dbs.c.DB_ID == f.DB_ID)).order_by(s.dbs.c.NAME, f.FUNC_NAME))
+        if db is not None:
+            q = q.where(s.dbs.c.NAME == db)
+        if name is not None:
+            q = q.where(f.FUNC_NAME == name)
+        rows = self.conn.execute(q).all()
+        res: dict[int, list[ResourceUri]] = defaultdict(list)
+        ids = [r.FUNC_ID for r in rows]
+        for chunk in _chunks(ids):
+            ru = s.func_ru.c
+            for fid, typ, uri in self.conn.execute(sa.select(ru.FUNC_ID, ru.RESOURCE_TYPE, ru.RESOURCE_URI)
+                                                   .where(ru.FUNC_ID.in_(list(chunk))).order_by(ru.FUNC_ID, ru.INTEGER_IDX)):
+                res[fid].append(ResourceUri(typ, uri))
+        return [Function(functionName=r.FUNC_NAME, dbName=r.DB_NAME, className=r.CLASS_NAME, ownerName=r.OWNER_NAME,
+                         ownerType=_OWNER_CODES.get(r.OWNER_TYPE or "", 1), createTime=r.CREATE_TIME,
+                         functionType=r.FUNC_TYPE, resourceUris=res.get(r.FUNC_ID, []), catName=r.CTLG_NAME)
+                for r in rows]
+
+    def function_id(self, db_id: int, name: str) -> int | None:
+        return self.conn.execute(sa.select(s.funcs.c.FUNC_ID).where(s.funcs.c.DB_ID == db_id,
+                                                                    s.funcs.c.FUNC_NAME == name)).scalar()
+
+    def insert_function(self, db_id: int, fn: Function) -> int:
+        fid = int(self.conn.execute(s.funcs.insert().values(
+            DB_ID=db_id, FUNC_NAME=fn.functionName, CLASS_NAME=fn.className, OWNER_NAME=fn.ownerName,
+            OWNER_TYPE=_OWNER_TYPES.get(fn.ownerType or 0), CREATE_TIME=fn.createTime,
+            FUNC_TYPE=fn.functionType)).inserted_primary_key[0])
+        if fn.resourceUris:
+            self.conn.execute(s.func_ru.insert(), [{"FUNC_ID": fid, "INTEGER_IDX": i, "RESOURCE_TYPE": r.resourceType,
+                                                    "RESOURCE_URI": r.uri} for i, r in enumerate(fn.resourceUris)])
+        return fid
+
+    def delete_function(self, func_id: int) -> None:
+        self.conn.execute(s.func_ru.delete().where(s.func_ru.c.FUNC_ID == func_id))
+        self.conn.execute(s.funcs.delete().where(s.funcs.c.FUNC_ID == func_id))
+
+    def count_functions(self, db_id: int) -> int:
+        return int(self.conn.execute(sa.select(sa.func.count()).where(s.funcs.c.DB_ID == db_id)).scalar_one())
+
+    # ---- column statistics --------------------------------------------------------------------------
+
+    def upsert_col_stats(self, owner: str, owner_id: int, objs: Sequence[ColumnStatisticsObj], last_analyzed: int,
+                         engine: str) -> None:
+        t = s.tab_col_stats if owner == "TBL_ID" else s.part_col_stats
+        names = [o.colName for o in objs]
+        self.conn.execute(t.delete().where(t.c[owner] == owner_id, t.c.COLUMN_NAME.in_(names), t.c.ENGINE == engine))
+        self.conn.execute(t.insert(), [{owner: owner_id, "LAST_ANALYZED": last_analyzed, "ENGINE": engine,
+                                        **_stats_row(o)} for o in objs])
+
+    def col_stats(self, owner: str, owner_ids: Sequence[int], cols: Sequence[str] | None,
+                  engine: str = "hive") -> dict[int, list[tuple[ColumnStatisticsObj, int]]]:
+        t = s.tab_col_stats if owner == "TBL_ID" else s.part_col_stats
+        out: dict[int, list[tuple[ColumnStatisticsObj, int]]] = defaultdict(list)
+        for chunk in _chunks(list(owner_ids)):
+            q = sa.select(t).where(t.c[owner].in_(list(chunk)), t.c.ENGINE == engine).order_by(t.c.CS_ID)
+            if cols is not None:
+                q = q.where(t.c.COLUMN_NAME.in_(list(cols)))
+            for r in self.conn.execute(q):
+                out[r._mapping[owner]].append((_stats_obj(r), r.LAST_ANALYZED))
+        return out
+
+    def delete_col_stats(self, owner: str, owner_id: int, col: str | None, engine: str | None = None) -> int:
+        t = s.tab_col_stats if owner == "TBL_ID" else s.part_col_stats
+        q = t.delete().where(t.c[owner] == owner_id)
+        if col is not None:
+            q = q.where(t.c.COLUMN_NAME == col)
+        if engine is not None:
+            q = q.where(t.c.ENGINE == engine)
+        return int(self.conn.execute(q).rowcount)
+
+
+def _same_cols(a: Sequence[FieldSchema], b: Sequence[FieldSchema]) -> bool:
+    return len(a) == len(b) and all(x.name == y.name and x.type == y.type and (x.comment or None) == (y.comment or None)
+                                    for x, y in zip(a, b))
+
+
+def _skewed_json(sk: SkewedInfo | None) -> str | None:
+    if sk is None or not (sk.skewedColNames or sk.skewedColValues or sk.skewedColValueLocationMaps):
+        return None
+    return json.dumps({"names": sk.skewedColNames, "values": sk.skewedColValues,
+                       "locations": [[list(k), v] for k, v in sk.skewedColValueLocationMaps.items()]})
+
+
+def _skewed_load(text: str | None) -> SkewedInfo:
+    if not text:
+        return SkewedInfo()
+    d = json.loads(text)
+    return SkewedInfo(d["names"], d["values"], {tuple(k): v for k, v in d["locations"]})
+
+
+_STATS_FIELDS = {
+    "booleanStats": {"numTrues": "NUM_TRUES", "numFalses": "NUM_FALSES", "numNulls": "NUM_NULLS",
+                     "bitVectors": "BIT_VECTOR"},
+    "longStats": {"lowValue": "LONG_LOW_VALUE", "highValue": "LONG_HIGH_VALUE", "numNulls": "NUM_NULLS",
+                  "numDVs": "NUM_DISTINCTS", "bitVectors": "BIT_VECTOR"},
+    "dateStats": {"lowValue": "LONG_LOW_VALUE", "highValue": "LONG_HIGH_VALUE", "numNulls": "NUM_NULLS",
+                  "numDVs": "NUM_DISTINCTS", "bitVectors": "BIT_VECTOR"},
+    "timestampStats": {"lowValue": "LONG_LOW_VALUE", "highValue": "LONG_HIGH_VALUE", "numNulls": "NUM_NULLS",
+                       "numDVs": "NUM_DISTINCTS", "bitVectors": "BIT_VECTOR"},
+    "doubleStats": {"lowValue": "DOUBLE_LOW_VALUE", "highValue": "DOUBLE_HIGH_VALUE", "numNulls": "NUM_NULLS",
+                    "numDVs": "NUM_DISTINCTS", "bitVectors": "BIT_VECTOR"},
+    "decimalStats": {"lowValue": "BIG_DECIMAL_LOW_VALUE", "highValue": "BIG_DECIMAL_HIGH_VALUE",
+                     "numNulls": "NUM_NULLS", "numDVs": "NUM_DISTINCTS", "bitVectors": "BIT_VECTOR"},
+    "stringStats": {"maxColLen": "MAX_COL_LEN", "avgColLen": "AVG_COL_LEN", "numNulls": "NUM_NULLS",
+                    "numDVs": "NUM_DISTINCTS", "bitVectors": "BIT_VECTOR"},
+    "binaryStats": {"maxColLen": "MAX_COL_LEN", "avgColLen": "AVG_COL_LEN", "numNulls": "NUM_NULLS",
+                    "bitVectors": "BIT_VECTOR"},
+}
+
+
+def _stats_row(o: ColumnStatisticsObj) -> dict[str, Any]:
+    row: dict[str, Any] = {"COLUMN_NAME": o.colName, "COLUMN_TYPE": o.colType, "STATS_KIND": o.kind, "NUM_NULLS": 0}
+    for f, col in _STATS_FIELDS[o.kind].items():
+        v = o.values.get(f)
+        if v is None:
+            continue
+        if o.kind == "decimalStats" and f in ("lowValue", "highValue"):
+            unscaled, scale = v  # type: ignore[misc]
+            v = f"{int.from_bytes(unscaled, 'big', signed=True)}:{scale}"
+        row[col] = v
+    return row
+
+
+def _stats_obj(r: Any) -> ColumnStatisticsObj:
+    values: dict[str, object] = {}
+    for f, col in _STATS_FIELDS[r.STATS_KIND].items():
+        v = getattr(r, col)
+        if v is None:
+            continue
+        if r.STATS_KIND == "decimalStats" and f in ("lowValue", "highValue"):
+            num, scale = str(v).split(":")
+            n = int(num)
+            v = (n.to_bytes(max(1, (n.bit_length() + 8) // 8), "big", signed=True), int(scale))
+        values[f] = v
+    return ColumnStatisticsObj(r.COLUMN_NAME, r.COLUMN_TYPE, r.STATS_KIND, values)

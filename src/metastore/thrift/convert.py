@@ -1,0 +1,125 @@
+"""Conversion between the catalog's model objects and the Thrift structs of the same names.
+
+Field names are shared, so conversion is by name; the per-class field lists are computed once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..catalog import model as m
+from . import hms
+
+_NESTED: dict[type, dict[str, Any]] = {
+    m.StorageDescriptor: {"cols": [m.FieldSchema], "serdeInfo": m.SerDeInfo, "sortCols": [m.Order],
+                          "skewedInfo": m.SkewedInfo},
+    m.Table: {"sd": m.StorageDescriptor, "partitionKeys": [m.FieldSchema]},
+    m.Partition: {"sd": m.StorageDescriptor},
+    m.Function: {"resourceUris": [m.ResourceUri]},
+}
+_BOOKKEEPING = {"id", "version"}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    f = _FIELDS.get(cls)
+    if f is None:
+        f = _FIELDS[cls] = tuple(x.name for x in dataclasses.fields(cls) if x.name not in _BOOKKEEPING)
+    return f
+
+
+def to_thrift(obj: Any) -> Any:
+    """A model object (or list of them) as the Thrift struct of the same name."""
+    if obj is None:
+        return None
+    if isinstance(obj, list):
+        return [to_thrift(x) for x in obj]
+    cls = type(obj)
+    if cls is m.ColumnStatistics:
+        return _stats_to_thrift(obj)
+    if cls is m.SkewedInfo:
+        return hms.SkewedInfo(skewedColNames=list(obj.skewedColNames), skewedColValues=list(obj.skewedColValues),
+                              skewedColValueLocationMaps={tuple(k): v for k, v in obj.skewedColValueLocationMaps.items()})
+    nested = _NESTED.get(cls, {})
+    kwargs = {}
+    for name in _fields(cls):
+        v = getattr(obj, name)
+        if name in nested and v is not None:
+            v = to_thrift(v)
+        kwargs[name] = v
+    return getattr(hms, cls.__name__)(**kwargs)
+
+
+def from_thrift(tobj: Any, cls: type) -> Any:
+    """A Thrift struct as the model class `cls`; missing optional fields take the model's defaults."""
+    if tobj is None:
+        return None
+    if cls is m.SkewedInfo:
+        return m.SkewedInfo(list(tobj.skewedColNames or []), [list(x) for x in tobj.skewedColValues or []],
+                            {tuple(k): v for k, v in (tobj.skewedColValueLocationMaps or {}).items()})
+    nested = _NESTED.get(cls, {})
+    kwargs = {}
+    for name in _fields(cls):
+        v = getattr(tobj, name, None)
+        if v is None:
+            continue
+        sub = nested.get(name)
+        if sub is not None:
+            v = [from_thrift(x, sub[0]) for x in v] if isinstance(sub, list) else from_thrift(v, sub)
+        kwargs[name] = v
+    return cls(**kwargs)
+
+
+_STATS_KINDS = ("booleanStats", "longStats", "doubleStats", "stringStats", "binaryStats", "decimalStats",
+                "dateStats", "timestampStats")
+
+
+def _stats_to_thrift(cs: m.ColumnStatistics) -> Any:
+    d = cs.statsDesc
+    desc = hms.ColumnStatisticsDesc(isTblLevel=d.isTblLevel, dbName=d.dbName, tableName=d.tableName,
+                                    partName=d.partName, lastAnalyzed=d.lastAnalyzed, catName=d.catName)
+    return hms.ColumnStatistics(statsDesc=desc, statsObj=[stats_obj_to_thrift(o) for o in cs.statsObj],
+                                engine=cs.engine)
+
+
+def stats_obj_to_thrift(o: m.ColumnStatisticsObj) -> Any:
+    values = dict(o.values)
+    if o.kind == "decimalStats":
+        for k in ("lowValue", "highValue"):
+            if k in values:
+                unscaled, scale = values[k]  # type: ignore[misc]
+                values[k] = hms.Decimal(unscaled=unscaled, scale=scale)
+    elif o.kind == "dateStats":
+        for k in ("lowValue", "highValue"):
+            if k in values:
+                values[k] = hms.Date(daysSinceEpoch=values[k])
+    elif o.kind == "timestampStats":
+        for k in ("lowValue", "highValue"):
+            if k in values:
+                values[k] = hms.Timestamp(secondsSinceEpoch=values[k])
+    struct_name = o.kind[0].upper() + o.kind[1:].replace("Stats", "ColumnStatsData")
+    data = hms.ColumnStatisticsData(**{o.kind: getattr(hms, struct_name)(**values)})
+    return hms.ColumnStatisticsObj(colName=o.colName, colType=o.colType, statsData=data)
+
+
+def stats_obj_from_thrift(t: Any) -> m.ColumnStatisticsObj:
+    data = t.statsData
+    kind = next((k for k in _STATS_KINDS if data is not None and getattr(data, k, None) is not None), None)
+    if kind is None:
+        raise ValueError(f"column statistics for {t.colName} carry no statistics data")
+    member = getattr(data, kind)
+    values: dict[str, object] = {}
+    for fid, spec in member.thrift_spec.items():
+        name = spec[1]
+        v = getattr(member, name)
+        if v is None:
+            continue
+        if kind == "decimalStats" and name in ("lowValue", "highValue"):
+            v = (v.unscaled, v.scale)
+        elif kind == "dateStats" and name in ("lowValue", "highValue"):
+            v = v.daysSinceEpoch
+        elif kind == "timestampStats" and name in ("lowValue", "highValue"):
+            v = v.secondsSinceEpoch
+        values[name] = v
+    return m.ColumnStatisticsObj(t.colName, t.colType, kind, values)

@@ -1,0 +1,169 @@
+"""Fixtures: real `metastore serve` processes on SQLite, PostgreSQL and MariaDB, and real Thrift clients.
+
+The backends come from METASTORE_TEST_BACKENDS (default: all three). Under CI (CI=true) a backend whose
+service is down fails the run instead of being skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_ADMIN = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
+MARIA_ADMIN = "mysql+pymysql://root@127.0.0.1:3306/"
+ALL_BACKENDS = ("sqlite", "postgres", "mariadb")
+BACKENDS = tuple(b for b in os.environ.get("METASTORE_TEST_BACKENDS", ",".join(ALL_BACKENDS)).split(",") if b)
+
+
+def _unavailable(what: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is not available, and CI must test every backend")
+    pytest.skip(f"{what} is not available")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Database:
+    backend: str
+    url: str
+
+
+def make_database(backend: str, tmp: Path) -> Iterator[Database]:
+    """A fresh, empty database of the backend; dropped afterwards."""
+    name = "ms_" + uuid.uuid4().hex[:12]
+    if backend == "sqlite":
+        yield Database(backend, f"sqlite:///{tmp / (name + '.db')}")
+        return
+    admin_url = PG_ADMIN if backend == "postgres" else MARIA_ADMIN
+    try:
+        admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as c:
+            if backend == "postgres":
+                c.exec_driver_sql(f"CREATE DATABASE {name}")
+            else:
+                c.exec_driver_sql(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+    except sa.exc.OperationalError as e:
+        _unavailable(f"{backend} ({e.__class__.__name__})")
+    url = (f"postgresql+psycopg2://postgres@127.0.0.1:5432/{name}" if backend == "postgres"
+           else f"mysql+pymysql://root@127.0.0.1:3306/{name}")
+    try:
+        yield Database(backend, url)
+    finally:
+        with admin.connect() as c:
+            if backend == "postgres":
+                c.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            else:
+                c.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+        admin.dispose()
+
+
+class Server:
+    """A `metastore serve` process."""
+
+    def __init__(self, db: Database, workdir: Path, port: int | None = None) -> None:
+        self.db = db
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.warehouse = workdir / "warehouse"
+        self.log = workdir / f"serve-{self.port}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60) -> Server:
+        cmd = [sys.executable, "-m", "metastore.cli", "serve", "--port", str(self.port), "--db", self.db.url,
+               "--warehouse", str(self.warehouse), "--data-dir", str(self.workdir / "data")]
+        self.proc = subprocess.Popen(cmd, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, cwd=self.workdir)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"metastore exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"metastore did not listen on {self.port}:\n{self.log.read_text()[-3000:]}")
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+@pytest.fixture(params=BACKENDS, scope="module")
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def database(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Database]:
+    yield from make_database(backend, tmp_path_factory.mktemp(backend))
+
+
+@pytest.fixture(scope="module")
+def server(database: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(database, tmp_path_factory.mktemp("server")).start()
+    yield srv
+    srv.stop()
+
+
+class Client:
+    """The Apache Thrift client of the Hive Metastore (the one PyIceberg ships), on its own socket."""
+
+    def __init__(self, port: int) -> None:
+        from hive_metastore import ThriftHiveMetastore
+        from thrift.protocol import TBinaryProtocol
+        from thrift.transport import TSocket, TTransport
+
+        sock = TSocket.TSocket("127.0.0.1", port)
+        sock.setTimeout(60_000)
+        self.transport = TTransport.TBufferedTransport(sock)
+        self.transport.open()
+        self.api = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(self.transport))
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.api, name)
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[Client]:
+    c = Client(server.port)
+    yield c
+    c.close()
+
+
+def unique(prefix: str = "t") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
