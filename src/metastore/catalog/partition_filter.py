@@ -26,8 +26,10 @@ Grammar (keywords are case-insensitive; precedence NOT > AND > OR)::
 
 ``parse`` builds an AST of frozen dataclasses, ``to_sql`` turns it into a
 SQLAlchemy Core boolean expression in which every literal of the filter is a
-bound parameter. Errors are raised as ``FilterError`` (a ``ValueError``); the
-Thrift layer maps them to Hive's ``MetaException``.
+bound parameter. Errors are raised as ``FilterError`` (a ``ValueError``) whose
+message gives the 0-based character position; the Thrift layer maps them to
+Hive's ``MetaException``. An empty or blank filter is an error here: Hive reads
+it as "all partitions", so callers check for it before parsing.
 """
 
 from __future__ import annotations
@@ -532,9 +534,12 @@ def to_sql(node: Node, columns: Mapping[str, KeyColumn]) -> ColumnElement[bool]:
       database collation decides ordering (use a binary / "C" collation for
       Hive's Java ordering).
     * Integer literal on an integral key: numeric comparison. Partition values
-      that are not integers (``__HIVE_DEFAULT_PARTITION__``, '') give NULL, so
-      they match neither ``k = 1`` nor ``NOT k = 1`` -- like Hive, which maps
-      the default partition to NULL before comparing.
+      that are not integers -- anything but an optional '-' and 1 to 65 ASCII
+      digits, e.g. ``__HIVE_DEFAULT_PARTITION__``, '', '+1', ' 1' -- give NULL,
+      so they match neither ``k = 1`` nor ``NOT k = 1``, like Hive, which maps
+      the default partition to NULL before comparing. The comparison is exact
+      on PostgreSQL and MariaDB; SQLite holds values outside the 64-bit range
+      as REAL, which is approximate only for values just below -2**63.
     * ``NOT``/``AND``/``OR`` use SQL's three-valued logic; ``BETWEEN`` is
       inclusive; ``IN`` is an OR of equalities.
     * ``LIKE``: in Hive 2.3 the pattern is a Java regular expression that must
