@@ -1,0 +1,850 @@
+#!/usr/bin/env python
+"""The metastore benchmark: the same Thrift calls, with the same client, against `metastore serve` and against the
+reference Apache Hive 2.3.10 metastore, in one run; prints both figures and their ratio.
+
+    python bench/run.py                          # ours on SQLite vs the reference, full run (a few minutes)
+    python bench/run.py --quick --no-reference   # ~1 minute smoke run, ours only
+    python bench/run.py --backends sqlite,postgres,mariadb
+    python bench/run.py --db postgresql+psycopg2://user@host/dbname
+
+The client is the Apache Thrift client of the Hive Metastore (`hive_metastore`, the one PyIceberg ships) over
+TBufferedTransport + TBinaryProtocol, exactly as PyIceberg and the tests use it. Benchmarks, in order, on each
+server:
+
+  get_table, 1 client            calls/s over fixed windows (median of the repetitions) and p50 latency
+  get_table, 8 clients           8 separate client processes, started together; sum of their calls/s
+  create_table + drop_table      pairs per second over fixed windows (median)
+  add_partitions                 N partitions (10,000) in batches of N/10 through add_partitions_req; total time
+  get_partitions                 all N partitions; time on the wire (request sent -> last byte of the reply),
+                                 median of several; the reply is decoded and checked afterwards, untimed
+  get_partitions_by_filter       `ds = "..."`, 1% of the partitions; time on the wire, median
+  server RSS                     VmRSS of the server process (/proc) after the N-partition run
+
+Every benchmark is warmed up first and bounded in time. Results go to <out>/results.json and <out>/results.md
+(default out: bench/out, git-ignored). The reference is started with ../shared/reference-hms/start.sh --fresh
+and stopped with stop.sh; our server is started as `python -m metastore.cli serve` on a fresh store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import multiprocessing as mp
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_SCRIPTS = Path(os.environ.get("REFERENCE_HMS_DIR", ROOT.parent / "shared" / "reference-hms"))
+PG_ADMIN = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
+MARIA_ADMIN = "mysql+pymysql://root@127.0.0.1:3306/"
+BACKEND_URLS = {"postgres": "postgresql+psycopg2://postgres@127.0.0.1:5432/{name}",
+                "mariadb": "mysql+pymysql://root@127.0.0.1:3306/{name}"}
+CALL_TIMEOUT_MS = 600_000
+
+
+# ------------------------------------------------------------------------------------------- parameters
+
+@dataclass(frozen=True)
+class Params:
+    server_warmup_s: float  # mixed calls on each server before any benchmark (lets the JVM's JIT settle)
+    warmup_s: float        # time-based warm-up before the get_table windows
+    window_s: float        # one measuring window of get_table (1 and 8 clients)
+    windows: int           # repetitions of that window
+    clients: int           # concurrent client processes
+    pair_window_s: float   # one window of create_table + drop_table pairs
+    pair_windows: int
+    partitions: int        # size of the partitioned table (a multiple of 100: 100 days x partitions/100 hours)
+    batch: int             # add_partitions batch size
+    wire_reps: int         # repetitions of get_partitions (median)
+    filter_reps: int       # repetitions of get_partitions_by_filter (median)
+    budget_s: float        # time budget of each repeated wire benchmark (at least 3 repetitions)
+
+
+FULL = Params(server_warmup_s=15.0, warmup_s=2.0, window_s=3.0, windows=5, clients=8, pair_window_s=4.0,
+              pair_windows=3, partitions=10_000, batch=1_000, wire_reps=7, filter_reps=11, budget_s=90.0)
+QUICK = Params(server_warmup_s=1.0, warmup_s=0.3, window_s=1.0, windows=3, clients=8, pair_window_s=1.0,
+               pair_windows=3, partitions=2_000, batch=200, wire_reps=3, filter_reps=5, budget_s=15.0)
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    label: str
+    unit: str
+    better: str  # "higher" or "lower"
+
+
+def rows_for(p: Params) -> list[Row]:
+    n, one = f"{p.partitions:,}", f"{p.partitions // 100:,}"
+    return [
+        Row("get_table_1", "get_table, 1 client", "calls/s", "higher"),
+        Row("get_table_1_p50", "get_table, 1 client, p50 latency", "ms", "lower"),
+        Row("get_table_8", f"get_table, {p.clients} clients (processes)", "calls/s", "higher"),
+        Row("create_drop", "create_table + drop_table", "pairs/s", "higher"),
+        Row("add_partitions", f"add_partitions, {n} in batches of {p.batch:,} (total)", "s", "lower"),
+        Row("get_partitions", f"get_partitions, {n} partitions (wire, median)", "ms", "lower"),
+        Row("get_partitions_by_filter", f"get_partitions_by_filter, 1% ({one} of {n}) (wire, median)", "ms",
+            "lower"),
+        Row("rss", f"server RSS after the {n}-partition run", "MiB", "lower"),
+    ]
+
+
+ROW_IDS = [r.id for r in rows_for(FULL)]
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# --------------------------------------------------------------------------------------------- the client
+
+class Client:
+    """The Apache Thrift client of the Hive Metastore (hive_metastore, as PyIceberg uses it), on its own socket."""
+
+    def __init__(self, port: int) -> None:
+        from hive_metastore import ThriftHiveMetastore
+        from thrift.protocol import TBinaryProtocol
+        from thrift.transport import TSocket, TTransport
+
+        sock = TSocket.TSocket("127.0.0.1", port)
+        sock.setTimeout(CALL_TIMEOUT_MS)
+        self.transport = TTransport.TBufferedTransport(sock)
+        self.transport.open()
+        self.api = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(self.transport))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.api, name)
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+def encode_call(method: str, *args: Any) -> bytes:
+    """The bytes the client sends for one call (unframed binary protocol, as Client above)."""
+    from hive_metastore import ThriftHiveMetastore
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import TTransport
+
+    buf = TTransport.TMemoryBuffer()
+    getattr(ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(buf)), "send_" + method)(*args)
+    return buf.getvalue()
+
+
+def decode_reply(method: str, data: bytes) -> Any:
+    """Decode a whole reply (raises on a Thrift exception or a truncated message)."""
+    from hive_metastore import ThriftHiveMetastore
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import TTransport
+
+    prot = TBinaryProtocol.TBinaryProtocolAccelerated(TTransport.TMemoryBuffer(data))
+    return getattr(ThriftHiveMetastore.Client(prot), "recv_" + method)()
+
+
+def incomplete(e: Exception) -> bool:
+    """Whether a decoding error means the reply is not all here yet (rather than a Thrift exception reply)."""
+    from thrift.Thrift import TException
+    from thrift.transport.TTransport import TTransportException
+    return isinstance(e, TTransportException) or not isinstance(e, TException)
+
+
+class WireCall:
+    """One call repeated on a persistent raw socket, timed from the request's first byte to the reply's last.
+
+    The first (untimed) call reads until the server falls silent and decodes the reply, which gives the reply's
+    exact length; the timed calls then read exactly that many bytes, so client-side decoding is not timed. Every
+    timed reply is decoded and checked afterwards.
+    """
+
+    def __init__(self, port: int, method: str, *args: Any) -> None:
+        self.method = method
+        self.request = encode_call(method, *args)
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.length = 0
+
+    def first(self, silence: float = 0.5) -> Any:
+        self.sock.sendall(self.request)
+        buf = bytearray()
+        deadline = time.monotonic() + CALL_TIMEOUT_MS / 1000
+        self.sock.settimeout(silence)
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    chunk = self.sock.recv(1 << 20)
+                except TimeoutError:
+                    if buf:
+                        try:
+                            result = decode_reply(self.method, bytes(buf))
+                        except Exception as e:
+                            if incomplete(e):
+                                continue
+                            raise
+                        self.length = len(buf)
+                        return result
+                    continue
+                if not chunk:
+                    raise ConnectionError("server closed the connection")
+                buf += chunk
+        finally:
+            self.sock.settimeout(CALL_TIMEOUT_MS / 1000)
+        raise TimeoutError(f"{self.method}: no complete reply")
+
+    def timed(self) -> tuple[float, bytes]:
+        assert self.length, "call first() before timed()"
+        buf = bytearray(self.length)
+        view = memoryview(buf)
+        got = 0
+        t0 = time.perf_counter()
+        self.sock.sendall(self.request)
+        while got < self.length:
+            n = self.sock.recv_into(view[got:])
+            if not n:
+                raise ConnectionError("server closed the connection")
+            got += n
+        t1 = time.perf_counter()
+        return t1 - t0, bytes(buf)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+# -------------------------------------------------------------------------------------- Hive structures
+
+def storage(cols: list[tuple[str, str]]) -> Any:
+    from hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor
+    return StorageDescriptor(
+        cols=[FieldSchema(n, t, None) for n, t in cols], location=None,
+        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+        serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+                            parameters={"serialization.format": "1"}),
+        compressed=False, numBuckets=-1, bucketCols=[], sortCols=[], parameters={})
+
+
+COLS = [("id", "bigint"), ("name", "string"), ("amount", "decimal(12,2)"), ("ts", "timestamp"),
+        ("tags", "array<string>"), ("attrs", "map<string,string>")]
+
+
+def table(db: str, name: str, partitioned: bool = True) -> Any:
+    from hive_metastore.ttypes import FieldSchema, Table
+    keys = [FieldSchema("ds", "string", None), FieldSchema("hr", "int", None)] if partitioned else []
+    return Table(tableName=name, dbName=db, owner="bench", sd=storage(COLS), parameters={"comment": "bench"},
+                 tableType="MANAGED_TABLE", partitionKeys=keys)
+
+
+def days() -> list[str]:
+    start = date(2024, 1, 1)
+    return [(start + timedelta(days=i)).isoformat() for i in range(100)]
+
+
+def partitions(db: str, tbl: str, n: int) -> list[Any]:
+    """n partitions: 100 days x n/100 hours, so that one day is 1%."""
+    from hive_metastore.ttypes import Partition
+    sd = storage(COLS)
+    per_day = max(1, n // 100)
+    return [Partition(values=[d, str(h)], dbName=db, tableName=tbl, sd=copy.deepcopy(sd), parameters={})
+            for d in days() for h in range(per_day)][:n]
+
+
+# ----------------------------------------------------------------------------------------- the targets
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes] | None, timeout: float, what: str, logfile: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}:\n{tail(logfile)}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on {port} in {timeout:.0f} s:\n{tail(logfile)}")
+
+
+def tail(path: Path, n: int = 3000) -> str:
+    try:
+        return path.read_text(errors="replace")[-n:]
+    except OSError:
+        return ""
+
+
+class Ours:
+    """`metastore serve` on a fresh store of one backend."""
+
+    def __init__(self, backend: str, url: str | None, workdir: Path) -> None:
+        self.backend = backend
+        self.name = f"ours:{backend}"
+        self.given_url = url  # --db: use as is, never create or drop the database
+        self.workdir = workdir
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = ""
+        self.created_db: str | None = None
+        self.logfile = workdir / "serve.log"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def describe(self) -> str:
+        import sqlalchemy as sa
+        return f"metastore serve, {sa.engine.make_url(self.url).render_as_string(hide_password=True)}"
+
+    def start(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.workdir.mkdir(parents=True)
+        if self.given_url:
+            self.url = self.given_url
+        elif self.backend == "sqlite":
+            self.url = f"sqlite:///{self.workdir / 'metastore.db'}"
+        else:
+            self.url = self._create_database()
+        cmd = [sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
+               "--db", self.url, "--warehouse", str(self.workdir / "warehouse"),
+               "--data-dir", str(self.workdir / "data")]
+        with open(self.logfile, "ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         cwd=self.workdir)
+        wait_port(self.port, self.proc, 120, "metastore serve", self.logfile)
+
+    def _create_database(self) -> str:
+        import sqlalchemy as sa
+        name = "msbench_" + uuid.uuid4().hex[:10]
+        admin = sa.create_engine(PG_ADMIN if self.backend == "postgres" else MARIA_ADMIN,
+                                 isolation_level="AUTOCOMMIT")
+        try:
+            with admin.connect() as c:
+                if self.backend == "postgres":
+                    c.exec_driver_sql(f"CREATE DATABASE {name}")
+                else:
+                    c.exec_driver_sql(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+        finally:
+            admin.dispose()
+        self.created_db = name
+        return BACKEND_URLS[self.backend].format(name=name)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.created_db:
+            import sqlalchemy as sa
+            admin = sa.create_engine(PG_ADMIN if self.backend == "postgres" else MARIA_ADMIN,
+                                     isolation_level="AUTOCOMMIT")
+            try:
+                with admin.connect() as c:
+                    force = " WITH (FORCE)" if self.backend == "postgres" else ""
+                    c.exec_driver_sql(f"DROP DATABASE IF EXISTS {self.created_db}{force}")
+            except Exception as e:
+                log(f"could not drop {self.created_db}: {e}")
+            finally:
+                admin.dispose()
+            self.created_db = None
+
+    def fresh_store(self) -> bool:
+        return not self.given_url
+
+
+class Reference:
+    """The reference Apache Hive 2.3.10 metastore (Derby), through ../shared/reference-hms."""
+
+    name = "reference"
+
+    def __init__(self, workdir: Path, port: int, python: str) -> None:
+        self.workdir = workdir
+        self.port = port
+        self.python = python
+        self.started = False
+
+    @property
+    def pid(self) -> int:
+        return int((self.workdir / "pid").read_text().strip())
+
+    def describe(self) -> str:
+        return "Apache Hive 2.3.10 metastore (from the pyspark wheel), embedded Derby"
+
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, "PYTHON": self.python, "PORT": str(self.port), "DIR": str(self.workdir)}
+
+    def start(self) -> None:
+        if not (REFERENCE_SCRIPTS / "start.sh").exists():
+            raise RuntimeError(f"no reference scripts at {REFERENCE_SCRIPTS} (use --no-reference)")
+        self._stop_script()  # a reference left running by an interrupted run of this script
+        if not port_free(self.port):
+            other = free_port()
+            log(f"port {self.port} is in use; the reference gets {other}")
+            self.port = other
+        self.started = True
+        r = subprocess.run([str(REFERENCE_SCRIPTS / "start.sh"), "--fresh"], env=self._env(), cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError(f"reference did not start:\n{r.stdout}\n{r.stderr}")
+        wait_port(self.port, None, 60, "reference metastore", self.workdir / "logs" / "stdout.log")
+
+    def _stop_script(self) -> None:
+        if (self.workdir / "pid").exists():
+            subprocess.run([str(REFERENCE_SCRIPTS / "stop.sh")], env=self._env(), cwd=ROOT,
+                           capture_output=True, text=True, timeout=60)
+
+    def stop(self) -> None:
+        if self.started:
+            self._stop_script()
+            self.started = False
+
+    def fresh_store(self) -> bool:
+        return True
+
+
+# -------------------------------------------------------------------------------------- the benchmarks
+
+def server_warmup(port: int, db: str, p: Params) -> dict[str, Any]:
+    """Every kind of call the benchmarks make, in a loop, before measuring anything."""
+    from hive_metastore.ttypes import AddPartitionsRequest
+
+    c = Client(port)
+    try:
+        c.create_table(table(db, "warm"))
+        parts = partitions(db, "warm", 200)
+        for i in range(0, 200, 50):
+            c.add_partitions_req(AddPartitionsRequest(dbName=db, tblName="warm", parts=parts[i:i + 50],
+                                                      ifNotExists=False, needResult=False))
+        rounds, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < p.server_warmup_s:
+            for _ in range(20):
+                c.get_table(db, "t_get")
+            c.get_database(db)
+            c.create_table(table(db, f"warm_cd_{rounds}"))
+            c.drop_table(db, f"warm_cd_{rounds}", True)
+            c.get_partitions(db, "warm", -1)
+            c.get_partitions_by_filter(db, "warm", f'ds = "{days()[rounds % 100]}"', -1)
+            rounds += 1
+    finally:
+        c.close()
+    return {"rounds": rounds}
+
+
+def get_table_single(port: int, db: str, tbl: str, p: Params) -> dict[str, Any]:
+    c = Client(port)
+    try:
+        end = time.perf_counter() + p.warmup_s
+        while time.perf_counter() < end:
+            c.get_table(db, tbl)
+        rates, lat = [], []
+        for _ in range(p.windows):
+            n, t0 = 0, time.perf_counter()
+            end = t0 + p.window_s
+            while True:
+                s = time.perf_counter()
+                c.get_table(db, tbl)
+                e = time.perf_counter()
+                lat.append(e - s)
+                n += 1
+                if e >= end:
+                    break
+            rates.append(n / (e - t0))
+    finally:
+        c.close()
+    lat.sort()
+    q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1000  # noqa: E731
+    return {"calls_per_s": statistics.median(rates), "p50_ms": statistics.median(lat) * 1000,
+            "p90_ms": q(0.90), "p99_ms": q(0.99), "windows_calls_per_s": rates, "calls": len(lat)}
+
+
+def _get_table_worker(port: int, db: str, tbl: str, warmup_s: float, windows: int, window_s: float,
+                      barrier: Any, results: Any, idx: int) -> None:
+    try:
+        c = Client(port)
+        end = time.perf_counter() + warmup_s
+        while time.perf_counter() < end:
+            c.get_table(db, tbl)
+        for w in range(windows):
+            barrier.wait(timeout=300)
+            n, t0 = 0, time.perf_counter()
+            end = t0 + window_s
+            while True:
+                c.get_table(db, tbl)
+                n += 1
+                e = time.perf_counter()
+                if e >= end:
+                    break
+            results.put(("ok", idx, w, n, e - t0))
+        c.close()
+    except BaseException as e:  # report, and break the barrier so that the others do not wait forever
+        results.put(("error", idx, -1, 0, f"{type(e).__name__}: {e}"))
+        try:
+            barrier.abort()
+        except Exception:
+            pass
+
+
+def get_table_concurrent(port: int, db: str, tbl: str, p: Params) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(p.clients)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_get_table_worker, daemon=True,
+                         args=(port, db, tbl, p.warmup_s, p.windows, p.window_s, barrier, results, i))
+             for i in range(p.clients)]
+    for proc in procs:
+        proc.start()
+    per_window: dict[int, list[float]] = {w: [] for w in range(p.windows)}
+    calls = 0
+    try:
+        deadline = time.monotonic() + 120 + p.windows * (p.window_s + 60)
+        for _ in range(p.clients * p.windows):
+            status, idx, w, n, x = results.get(timeout=max(1.0, deadline - time.monotonic()))
+            if status != "ok":
+                raise RuntimeError(f"client process {idx} failed: {x}")
+            per_window[w].append(n / x)
+            calls += n
+    finally:
+        for proc in procs:
+            proc.join(10)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(5)
+    rates = [sum(v) for _, v in sorted(per_window.items())]
+    return {"calls_per_s": statistics.median(rates), "windows_calls_per_s": rates, "clients": p.clients,
+            "calls": calls}
+
+
+def create_drop_pairs(port: int, db: str, p: Params) -> dict[str, Any]:
+    c = Client(port)
+    try:
+        for i in range(5):  # warm-up
+            c.create_table(table(db, f"cd_warm_{i}"))
+            c.drop_table(db, f"cd_warm_{i}", True)
+        rates = []
+        for w in range(p.pair_windows):
+            n, t0 = 0, time.perf_counter()
+            while True:
+                name = f"cd_{w}_{n}"
+                c.create_table(table(db, name))
+                c.drop_table(db, name, True)
+                n += 1
+                e = time.perf_counter()
+                if e - t0 >= p.pair_window_s:
+                    break
+            rates.append(n / (e - t0))
+        left = [t for t in c.get_all_tables(db) if t.startswith("cd_")]
+        if left:
+            raise RuntimeError(f"tables left after drop_table: {left[:5]}")
+    finally:
+        c.close()
+    return {"pairs_per_s": statistics.median(rates), "windows_pairs_per_s": rates}
+
+
+def add_partitions_run(port: int, db: str, tbl: str, p: Params) -> dict[str, Any]:
+    from hive_metastore.ttypes import AddPartitionsRequest
+
+    def add(c: Client, name: str, parts: list[Any]) -> None:
+        c.add_partitions_req(AddPartitionsRequest(dbName=db, tblName=name, parts=parts, ifNotExists=False,
+                                                  needResult=False))
+
+    c = Client(port)
+    try:
+        # warm-up: two batches of the same size into a table of their own
+        c.create_table(table(db, "warm_parts"))
+        warm = partitions(db, "warm_parts", 2 * min(p.batch, 100))
+        add(c, "warm_parts", warm[:len(warm) // 2])
+        add(c, "warm_parts", warm[len(warm) // 2:])
+        c.create_table(table(db, tbl))
+        parts = partitions(db, tbl, p.partitions)
+        batches = [parts[i:i + p.batch] for i in range(0, len(parts), p.batch)]
+        times = []
+        t0 = time.perf_counter()
+        for b in batches:
+            s = time.perf_counter()
+            add(c, tbl, b)
+            times.append(time.perf_counter() - s)
+        total = time.perf_counter() - t0
+        got = len(c.get_partition_names(db, tbl, -1))
+        if got != p.partitions:
+            raise RuntimeError(f"{got} partitions after adding {p.partitions}")
+    finally:
+        c.close()
+    return {"total_s": total, "batches": len(batches), "batch_s": times,
+            "partitions_per_s": p.partitions / total}
+
+
+def wire_benchmark(port: int, method: str, args: tuple[Any, ...], expect: int, reps: int, budget_s: float,
+                   client_call: bool = False) -> dict[str, Any]:
+    call = WireCall(port, method, *args)
+    try:
+        first = call.first()  # warm-up, and the reply's length
+        if len(first) != expect:
+            raise RuntimeError(f"{method}: {len(first)} partitions, expected {expect}")
+        call.timed()  # one more untimed call
+        times = []
+        start = time.monotonic()
+        while len(times) < reps and (len(times) < 3 or time.monotonic() - start < budget_s):
+            t, data = call.timed()
+            got = decode_reply(method, data)
+            if len(got) != expect:
+                raise RuntimeError(f"{method}: {len(got)} partitions, expected {expect}")
+            times.append(t)
+    finally:
+        call.close()
+    out = {"median_ms": statistics.median(times) * 1000, "times_ms": [t * 1000 for t in times],
+           "reply_bytes": call.length, "partitions": expect}
+    if client_call:
+        # the same call as a client application sees it, decoding included (pure-Python TBinaryProtocol)
+        c = Client(port)
+        try:
+            t0 = time.perf_counter()
+            n = len(getattr(c, method)(*args))
+            out["client_call_ms"] = (time.perf_counter() - t0) * 1000
+            assert n == expect
+        finally:
+            c.close()
+    return out
+
+
+def rss_mib(pid: int) -> dict[str, Any]:
+    fields = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM"):
+                fields[k] = int(v.split()[0]) / 1024
+    return {"rss_mib": fields["VmRSS"], "peak_rss_mib": fields.get("VmHWM"), "pid": pid}
+
+
+def run_target(target: Any, p: Params) -> dict[str, Any]:
+    from hive_metastore.ttypes import Database
+
+    res: dict[str, Any] = {"describe": target.describe(), "port": target.port, "load_before": os.getloadavg()}
+    db = "bench_" + uuid.uuid4().hex[:8]
+    c = Client(target.port)
+    c.create_database(Database(name=db, description="metastore benchmark", parameters={}))
+    c.create_table(table(db, "t_get"))
+    c.close()
+
+    def step(key: str, what: str, fn: Callable[[], dict[str, Any]]) -> None:
+        log(f"  {target.name}: {what}")
+        t0 = time.perf_counter()
+        res[key] = fn()
+        res[key]["duration_s"] = time.perf_counter() - t0
+
+    step("warmup", f"warm-up, {p.server_warmup_s:.0f} s of mixed calls", lambda: server_warmup(target.port, db, p))
+    step("get_table_1", "get_table, 1 client", lambda: get_table_single(target.port, db, "t_get", p))
+    step("get_table_8", f"get_table, {p.clients} clients",
+         lambda: get_table_concurrent(target.port, db, "t_get", p))
+    step("create_drop", "create_table + drop_table", lambda: create_drop_pairs(target.port, db, p))
+    step("add_partitions", f"add_partitions {p.partitions:,} in batches of {p.batch:,}",
+         lambda: add_partitions_run(target.port, db, "t_parts", p))
+    step("get_partitions", f"get_partitions of {p.partitions:,}",
+         lambda: wire_benchmark(target.port, "get_partitions", (db, "t_parts", -1), p.partitions,
+                                p.wire_reps, p.budget_s, client_call=True))
+    day = days()[37]
+    step("get_partitions_by_filter", f'get_partitions_by_filter ds = "{day}"',
+         lambda: wire_benchmark(target.port, "get_partitions_by_filter", (db, "t_parts", f'ds = "{day}"', -1),
+                                max(1, p.partitions // 100), p.filter_reps, p.budget_s))
+    res["rss"] = rss_mib(target.pid)
+    res["load_after"] = os.getloadavg()
+    res["database"] = db
+    if not target.fresh_store():  # a store we were given: leave it as we found it
+        c = Client(target.port)
+        c.drop_database(db, True, True)
+        c.close()
+    return res
+
+
+def values(res: dict[str, Any]) -> dict[str, float]:
+    return {"get_table_1": res["get_table_1"]["calls_per_s"], "get_table_1_p50": res["get_table_1"]["p50_ms"],
+            "get_table_8": res["get_table_8"]["calls_per_s"], "create_drop": res["create_drop"]["pairs_per_s"],
+            "add_partitions": res["add_partitions"]["total_s"],
+            "get_partitions": res["get_partitions"]["median_ms"],
+            "get_partitions_by_filter": res["get_partitions_by_filter"]["median_ms"],
+            "rss": res["rss"]["rss_mib"]}
+
+
+# -------------------------------------------------------------------------------------------- reporting
+
+def fmt(v: float | None, unit: str) -> str:
+    if v is None:
+        return "—"
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}" if v >= 1 else f"{v:.3f}"
+
+
+def compare(ours: float | None, ref: float | None, better: str) -> tuple[float | None, str]:
+    """(ours / reference, which is better and by how much)."""
+    if ours is None or ref is None or ours <= 0 or ref <= 0:
+        return None, "—"
+    ratio = ours / ref
+    ours_wins = ratio > 1 if better == "higher" else ratio < 1
+    factor = max(ratio, 1 / ratio)
+    if abs(factor - 1) < 0.005:
+        return ratio, "even"
+    return ratio, f"{'ours' if ours_wins else 'reference'}, {factor:,.2f}×"
+
+
+def build_rows(p: Params, ours: dict[str, dict[str, float]], ref: dict[str, float] | None) -> list[dict[str, Any]]:
+    out = []
+    for row in rows_for(p):
+        ref_v = ref.get(row.id) if ref else None
+        entry: dict[str, Any] = {**asdict(row), "ours": {}, "reference": ref_v, "ratio": {}, "winner": {}}
+        for backend, vals in ours.items():
+            ratio, winner = compare(vals.get(row.id), ref_v, row.better)
+            entry["ours"][backend] = vals.get(row.id)
+            entry["ratio"][backend] = ratio
+            entry["winner"][backend] = winner
+        out.append(entry)
+    return out
+
+
+def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    backends = list(rows[0]["ours"]) if rows else []
+    lines = [f"# Metastore benchmark ({'quick' if meta['quick'] else 'full'} run, {meta['finished']})", "",
+             f"`{meta['command']}`", "",
+             f"Host: {meta['host']['cpus']} CPUs (shared), Python {meta['host']['python']}; "
+             f"client: Apache Thrift `hive_metastore` (TBufferedTransport + TBinaryProtocol), as PyIceberg. "
+             f"Reference: {meta.get('reference') or 'not run (--no-reference)'}.",
+             "Load average (1 min) before → after each server's run: " + ", ".join(
+                 f"{name} {before:.1f} → {after:.1f}" for name, (before, after) in meta.get("load", {}).items())
+             + ".", ""]
+    for b in backends:
+        lines += [f"## ours on {b} vs reference", "",
+                  "| benchmark | ours | reference | ratio (ours/ref) | better |", "|---|---:|---:|---:|---|"]
+        for r in rows:
+            ratio = r["ratio"][b]
+            lines.append(f"| {r['label']} ({r['unit']}, {r['better']} is better) | {fmt(r['ours'][b], r['unit'])} "
+                         f"| {fmt(r['reference'], r['unit'])} | {'—' if ratio is None else f'{ratio:.2f}'} "
+                         f"| {r['winner'][b]} |")
+        lines.append("")
+    lines += ["Times on the wire are measured from the request's first byte to the reply's last on a persistent "
+              "connection (decoding not included; `client_call_ms` in results.json includes it). Calls/s are "
+              "medians over fixed windows; add_partitions is one run; RSS is VmRSS from /proc.", ""]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------- main
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="short smoke run (~1 minute without the reference)")
+    ap.add_argument("--no-reference", action="store_true", help="do not run the reference Hive metastore")
+    ap.add_argument("--db", help="SQLAlchemy URL of an existing store for our server (instead of --backends)")
+    ap.add_argument("--backends", default="sqlite",
+                    help="our server on these fresh stores, comma-separated: sqlite,postgres,mariadb [sqlite]")
+    ap.add_argument("--reference-port", type=int, default=9483, help="port of the reference [9483]")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out"), help="output directory [bench/out]")
+    args = ap.parse_args(argv)
+
+    p = QUICK if args.quick else FULL
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    if args.db:
+        import sqlalchemy as sa
+        backend = {"postgresql": "postgres", "mysql": "mariadb", "mariadb": "mariadb"}.get(
+            sa.engine.make_url(args.db).get_backend_name(), sa.engine.make_url(args.db).get_backend_name())
+        ours = [Ours(backend, args.db, out / "work" / f"ours-{backend}")]
+    else:
+        names = [b.strip() for b in args.backends.split(",") if b.strip()]
+        unknown = set(names) - {"sqlite", "postgres", "mariadb"}
+        if unknown or not names:
+            ap.error(f"unknown backend(s): {', '.join(sorted(unknown)) or '(none)'}")
+        ours = [Ours(b, None, out / "work" / f"ours-{b}") for b in names]
+    targets: list[Any] = list(ours)
+    reference = None
+    if not args.no_reference:
+        reference = Reference(out / "reference-hms", args.reference_port, sys.executable)
+        targets.append(reference)
+
+    command = " ".join(["python", "bench/run.py", *(argv if argv is not None else sys.argv[1:])])
+    meta: dict[str, Any] = {
+        "command": command, "quick": args.quick, "params": asdict(p),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "client": "hive_metastore (Apache Thrift), TBufferedTransport + TBinaryProtocol",
+    }
+    try:
+        meta["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                                            text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        meta["git_commit"] = None
+    log(f"benchmark ({'quick' if args.quick else 'full'}): {', '.join(t.name for t in targets)}; "
+        f"{p.partitions:,} partitions; output in {out}")
+
+    results: dict[str, Any] = {}
+    failures: list[str] = []
+    for t in targets:
+        t0 = time.perf_counter()
+        try:
+            log(f"starting {t.name}")
+            t.start()
+            log(f"{t.name} on port {t.port} (pid {t.pid})")
+            results[t.name] = run_target(t, p)
+            results[t.name]["total_s"] = time.perf_counter() - t0
+        except KeyboardInterrupt:
+            t.stop()
+            raise
+        except Exception as e:
+            failures.append(f"{t.name}: {type(e).__name__}: {e}")
+            log(f"{t.name} FAILED: {type(e).__name__}: {e}")
+            traceback.print_exc()
+        finally:
+            t.stop()
+            log(f"stopped {t.name} ({time.perf_counter() - t0:.0f} s)")
+    if reference is not None:
+        meta["reference"] = reference.describe()
+    meta["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    meta["failures"] = failures
+    meta["load"] = {name: (r["load_before"][0], r["load_after"][0]) for name, r in results.items()}
+
+    ours_vals = {t.backend: values(results[t.name]) for t in ours if t.name in results}
+    ref_vals = values(results["reference"]) if "reference" in results else None
+    rows = build_rows(p, ours_vals, ref_vals)
+    (out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows, "targets": results}, indent=2))
+    md = markdown(rows, meta)
+    (out / "results.md").write_text(md)
+    print()
+    print(md)
+    print(f"written: {out / 'results.json'}, {out / 'results.md'}")
+    if failures:
+        print("FAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""Smoke test of the benchmark: `bench/run.py --quick --no-reference` runs and reports every row."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ROWS = ["get_table_1", "get_table_1_p50", "get_table_8", "create_drop", "add_partitions", "get_partitions",
+        "get_partitions_by_filter", "rss"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_bench_quick(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--no-reference",
+                        "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=540)
+    assert r.returncode == 0, f"stdout:\n{r.stdout[-4000:]}\nstderr:\n{r.stderr[-4000:]}"
+    data = json.loads((out / "results.json").read_text())
+    assert [row["id"] for row in data["rows"]] == ROWS
+    for row in data["rows"]:
+        value = row["ours"]["sqlite"]
+        assert isinstance(value, (int, float)) and value > 0, row
+        assert row["reference"] is None and row["better"] in ("higher", "lower") and row["unit"], row
+    assert data["meta"]["quick"] is True and not data["meta"]["failures"]
+    details = data["targets"]["ours:sqlite"]
+    assert details["get_partitions"]["partitions"] == data["meta"]["params"]["partitions"]
+    assert details["get_partitions_by_filter"]["partitions"] * 100 == data["meta"]["params"]["partitions"]
+    md = (out / "results.md").read_text()
+    assert "| benchmark | ours | reference | ratio (ours/ref) | better |" in md
+    assert md.count("\n| ") == len(ROWS) + 1
+    assert "| benchmark |" in r.stdout  # the table is printed too
