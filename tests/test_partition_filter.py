@@ -73,6 +73,10 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
         ("hr IN (1)", In("hr", (1,))),
         ("hr in (1, '2', -3)", In("hr", (1, "2", -3))),
         ("hr NOT IN (1,2)", In("hr", (1, 2), negated=True)),
+        # Hive's own IN form, with the key in parentheses, as Spark sends it
+        ('(ds) in ("a", "b")', In("ds", ("a", "b"))),
+        ("(hr) NOT IN (1)", In("hr", (1,), negated=True)),
+        ("((hr) IN (1)) OR (hr = 2)", Or((In("hr", (1,)), Compare("hr", "=", 2)))),
         ("NOT hr = 1", Not(Compare("hr", "=", 1))),
         ("not not hr = 1", Not(Not(Compare("hr", "=", 1)))),
         ("(hr = 1)", Compare("hr", "=", 1)),

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 
-import sqlalchemy as sa
-
 from .catalog.service import Catalog
 from .catalog.warehouse import Warehouse
 from .config import Settings
@@ -26,9 +24,8 @@ def open_store(settings: Settings, create_if_empty: bool = True) -> Store:
     if settings.db is None:
         os.makedirs(settings.data_dir, exist_ok=True)
     engine = create_engine(settings.db_url, pool_size=settings.pool_size)
-    if create_if_empty and migrate.current_revision(engine) is None and not sa.inspect(engine).get_table_names():
-        log.info("empty store at %s: creating the schema", engine.url.render_as_string(hide_password=True))
-        migrate.upgrade(engine)
+    if create_if_empty and migrate.upgrade(engine, only_if_empty=True):
+        log.info("empty store at %s: created the schema", engine.url.render_as_string(hide_password=True))
     migrate.check(engine)
     return Store(engine)
 

@@ -85,10 +85,36 @@ def split_part_name(name: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def part_vals_from_name(keys: list[str], name: str) -> list[str]:
-    """The values of a partition name in key order; it must name exactly the table's keys."""
-    pairs = split_part_name(name)
-    spec = {k.lower(): v for k, v in pairs}
-    if len(pairs) != len(keys) or any(k.lower() not in spec for k in keys):
-        raise MetaError(f"Invalid partition name {name} for partition keys {[k.lower() for k in keys]}")
-    return [spec[k.lower()] for k in keys]
+def java_list(values: object) -> str:
+    """A list as Java prints it ([a, b]), as Hive's messages show partition values."""
+    return "[" + ", ".join(str(v) for v in (values or [])) + "]"  # type: ignore[attr-defined]
+
+
+def bad_values_message(keys: list[str], values: object) -> str:
+    """Hive's message for partition values that do not fit the keys (its odd trailing ', ' included)."""
+    return ("Invalid partition key & values; keys [" + "".join(f"{k}, " for k in keys) + "], values ["
+            + "".join(f"{v}, " for v in (values or [])) + "]")  # type: ignore[attr-defined]
+
+
+def part_vals_from_name(keys: list[str], name: str, exc: type[Exception] = MetaError) -> list[str]:
+    """The values of a partition name (k1=v1/k2=v2, any order) in key order.
+
+    As Hive, components that are not key=value (an empty value included) are ignored, and a key of the
+    table that the name lacks is an error of type `exc` ("incomplete partition name - missing k").
+    Unlike Hive, which ignores them, a key that is not one of the table's is an error too.
+    """
+    if not name:
+        raise MetaError(f"Partition name is invalid. {name}")
+    spec: dict[str, str] = {}
+    for comp in name.split("/"):
+        k, eq, v = comp.partition("=")
+        if eq and k and v:
+            spec[unescape_path_name(k).lower()] = unescape_path_name(v)
+    lower = [k.lower() for k in keys]
+    for k in lower:
+        if k not in spec:
+            raise exc(f"incomplete partition name - missing {k}")
+    extra = [k for k in spec if k not in lower]
+    if extra:
+        raise exc(f"Invalid partition name {name}: {extra[0]} is not a partition key (keys {java_list(lower)})")
+    return [spec[k] for k in lower]

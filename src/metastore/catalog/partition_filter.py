@@ -18,6 +18,7 @@ Grammar (keywords are case-insensitive; precedence NOT > AND > OR)::
                 | key ["NOT"] "IN" "(" literal ("," literal)* ")"
     cmp_op     := "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
     key        := identifier | "`" any text, "``" for a backquote "`"
+                | "(" key ")"           -- Hive's own IN form, "(ds) IN (...)", as Spark sends it
     literal    := string | integer
     identifier := [A-Za-z_][A-Za-z0-9_]*   (not a keyword; key names are lower-cased)
     string     := '...' | "..."            (\\\\, \\' and \\" are unescaped, any other
@@ -307,8 +308,15 @@ class _Parser:
             operands.append(self._not())
         return operands[0] if len(operands) == 1 else And(tuple(operands))
 
+    def _parenthesized_key(self) -> bool:
+        """At '(' key ')': Hive's IN form, `(key) IN (...)`, which Spark sends; the key is no group."""
+        toks = self._tokens[self._i : self._i + 3]
+        return len(toks) == 3 and [t.kind for t in toks] == ["LPAREN", "IDENT", "RPAREN"]
+
     def _not(self) -> Node:
         tok = self._peek()
+        if tok.kind == "LPAREN" and self._parenthesized_key():
+            return self._predicate()
         if (tok.kind == "KEYWORD" and tok.value == "NOT") or tok.kind == "LPAREN":
             self._depth += 1
             if self._depth > MAX_DEPTH:
@@ -331,7 +339,12 @@ class _Parser:
         return value
 
     def _predicate(self) -> Node:
-        tok = self._next()
+        if self._parenthesized_key():
+            self._next()
+            tok = self._next()
+            self._next()
+        else:
+            tok = self._next()
         if tok.kind in ("STRING", "INT"):
             # Reversed form: literal OP key.
             op_tok = self._next()

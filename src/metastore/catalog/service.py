@@ -22,9 +22,9 @@ from ..store.store import Store, Tx
 from . import messages as ev
 from . import model as m
 from .errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, InvalidOperation, MetaError,
-                     NoSuchObject)
-from .names import (DEFAULT_PARTITION_NAME, INTEGRAL_TYPES, column_error, make_part_name, part_vals_from_name,
-                    split_part_name, valid_name)
+                     NoSuchObject, UnknownDB)
+from .names import (DEFAULT_PARTITION_NAME, INTEGRAL_TYPES, bad_values_message, column_error, java_list,
+                    make_part_name, part_vals_from_name, split_part_name, valid_name)
 from .partition_filter import FilterError, KeyColumn, keys_of, parse, to_sql
 from .warehouse import Warehouse
 
@@ -48,7 +48,7 @@ def hive_pattern(pattern: str | None) -> Callable[[str], bool]:
     """Hive's name patterns: '*' any characters, '|' alternatives, matched case-insensitively."""
     if pattern is None or pattern in ("", "*"):
         return lambda _n: True
-    alts = [re.compile(fnmatch.translate(p.strip().lower()).replace(".*", ".*"), re.S) for p in pattern.split("|")]
+    alts = [re.compile(fnmatch.translate(p.strip().lower()), re.S) for p in pattern.split("|")]
     return lambda n: any(a.match(n.lower()) for a in alts)
 
 
@@ -89,6 +89,8 @@ class Catalog:
             db.locationUri = self.wh.database_location(db.name)
         if db.createTime is None:
             db.createTime = _now()
+        if db.ownerType is None:
+            db.ownerType = 1  # Hive records a database without an owner type as owned by a USER
         with self._write() as tx:
             if tx.db_id(db.name) is not None:
                 raise AlreadyExists(f"Database {db.name} already exists")
@@ -116,10 +118,9 @@ class Catalog:
             if old is None:
                 raise NoSuchObject(f"{name}")
             db_id = tx.db_id(name)
-            merged = replace(old, description=new.description if new.description is not None else old.description,
-                             locationUri=new.locationUri or old.locationUri,
-                             parameters=dict(new.parameters) if new.parameters is not None else old.parameters,
-                             ownerName=new.ownerName if new.ownerName is not None else old.ownerName,
+            # Hive 2.3 alters the parameters and the owner only: the name, description and location stay
+            # (Spark's ALTER DATABASE ... SET LOCATION reads the location back and reports it unsupported).
+            merged = replace(old, parameters=dict(new.parameters or {}), ownerName=new.ownerName,
                              ownerType=new.ownerType if new.ownerType is not None else old.ownerType)
             tx.update_database(db_id, merged)
             self._event(tx, ev.ALTER_DATABASE, name, None, self.msg.alter_database(old, merged))
@@ -229,7 +230,9 @@ class Catalog:
 
     def get_tables_by_names(self, db: str, names: Sequence[str]) -> list[m.Table]:
         if db is None or not db.strip():
-            raise InvalidOperation("db name is null or empty")  # Hive: UnknownDBException for missing
+            raise UnknownDB("DB name is null or empty")
+        if not names:  # Hive looks the database up only to fetch some table (PyIceberg lists so)
+            return []
         with self._read() as tx:
             if tx.db_id(db.lower()) is None:
                 raise NoSuchObject(f"Could not find database {db}")
@@ -257,7 +260,10 @@ class Catalog:
         db, name = db.lower(), name.lower()
         if new is None or new.sd is None:
             raise InvalidOperation("New table is invalid: " + str(new))
-        self._validate_table(replace(new, tableName=new.tableName or name))
+        try:
+            self._validate_table(replace(new, tableName=new.tableName or name))
+        except InvalidObject as e:  # Hive's alter_table reports invalid names and columns so
+            raise InvalidOperation(e.message) from None
         new = replace(new, tableName=new.tableName.lower(), dbName=(new.dbName or db).lower(),
                       parameters=dict(new.parameters or {}),
                       partitionKeys=[replace(k, name=k.name.lower()) for k in new.partitionKeys])
@@ -266,7 +272,7 @@ class Catalog:
         with self._write() as tx:
             ref = tx.table_ref(db, name)
             if ref is None:
-                raise InvalidOperation(f"table {db}.{name} doesn't exist")
+                raise InvalidOperation(f"{db}.{name} table not found")
             old = tx.get_table(db, name)
             assert old is not None
             expected_key = env.get("expected_parameter_key")
@@ -318,7 +324,8 @@ class Catalog:
                 if cascade and cols_changed and old.partitionKeys:
                     self._cascade_columns(tx, new, ref.TBL_ID)
                 new.id = ref.TBL_ID
-                self._event(tx, ev.ALTER_TABLE, db, name, self.msg.alter_table(old, new))
+                # the event names the table as it is now (Hive's listener); the message names it as it was
+                self._event(tx, ev.ALTER_TABLE, new.dbName, new.tableName, self.msg.alter_table(old, new))
             except BaseException:
                 if moved:  # put the directory back: the metadata change is rolled back
                     self.wh.rename(moved[1], moved[0])
@@ -382,28 +389,30 @@ class Catalog:
         return t, tx.table_ref(t.dbName, t.tableName)
 
     def _check_values(self, t: m.Table, values: Sequence[str] | None, exc: type[CatalogError] = MetaError) -> list[str]:
-        if not t.partitionKeys:
-            raise exc(f"Table {t.dbName}.{t.tableName} is not partitioned")
+        """Values for every key (Hive's message when they do not fit); unlike Hive, no value may be empty."""
         vals = list(values or [])
-        if len(vals) != len(t.partitionKeys):
-            raise exc(f"Incorrect number of partition values. numPartitionKeys={len(t.partitionKeys)}, "
-                      f"numPartitionValues={len(vals)} partitionValues={vals}")
-        for v in vals:
-            if v is None or v == "":
-                raise exc(f"Invalid partition key & values; keys {[k.name for k in t.partitionKeys]}, values {vals}")
+        if len(vals) != len(t.partitionKeys) or any(v is None or v == "" for v in vals):
+            raise exc(bad_values_message([k.name for k in t.partitionKeys], vals))
         return vals
 
     def _part_name(self, t: m.Table, values: Sequence[str]) -> str:
         return make_part_name([k.name for k in t.partitionKeys], list(values))
 
     def add_partitions(self, db: str, table: str, parts: Sequence[m.Partition], if_not_exists: bool = False,
-                       env: dict[str, str] | None = None) -> list[m.Partition]:
-        """Add partitions atomically; returns the ones added (all of them unless if_not_exists)."""
+                       env: dict[str, str] | None = None, single: bool = False) -> list[m.Partition]:
+        """Add partitions atomically; returns the ones added (all of them unless if_not_exists).
+
+        `single`: the call adds one partition (Hive's add_partition), which words a missing table differently.
+        """
         if not parts:
             return []
         made: list[str] = []
         try:
             with self._write() as tx:
+                if tx.get_table(db.lower(), table.lower()) is None:
+                    raise InvalidObject("Unable to add partition because table or database do not exist" if single
+                                        else f"Unable to add partitions because database or table {db}.{table} "
+                                        "does not exist")
                 t, ref = self._table_for_write(tx, db, table)
                 seen: dict[str, m.Partition] = {}
                 for p in parts:
@@ -451,33 +460,33 @@ class Catalog:
         with self._read() as tx:
             t = tx.get_table(db.lower(), table.lower())
         if t is None:
-            raise InvalidObject(f"{db}.{table} table not found")
+            raise InvalidObject(f"{db}.{table} table not found" if name is not None else
+                                "Unable to add partition because table or database do not exist")
         if name is not None:
-            values = part_vals_from_name([k.name for k in t.partitionKeys], name)
+            values = part_vals_from_name([k.name for k in t.partitionKeys], name, InvalidObject)
         vals = self._check_values(t, values)
         p = m.Partition(values=vals, dbName=t.dbName, tableName=t.tableName, sd=replace(t.sd, location=None))
-        self.add_partitions(t.dbName, t.tableName, [p], env=env)
+        self.add_partitions(t.dbName, t.tableName, [p], env=env, single=True)
         return self.get_partition(t.dbName, t.tableName, vals)
 
     def get_partition(self, db: str, table: str, values: Sequence[str]) -> m.Partition:
         t = self.get_table(db, table)
         if len(values or []) != len(t.partitionKeys):
-            raise MetaError(f"Incorrect number of partition values. numPartitionKeys={len(t.partitionKeys)}, "
-                            f"numPartitionValues={len(values or [])} partitionValues={list(values or [])}")
+            raise MetaError(bad_values_message([k.name for k in t.partitionKeys], values))
         name = self._part_name(t, values)
         with self._read() as tx:
             found = tx.partitions(t, names=[name])
         if not found:
-            raise NoSuchObject(f"partition values={list(values)}")
+            raise NoSuchObject(f"partition values={java_list(values)}")
         return found[0]
 
     def get_partition_by_name(self, db: str, table: str, name: str) -> m.Partition:
         t = self.get_table(db, table)
-        vals = part_vals_from_name([k.name for k in t.partitionKeys], name)
+        vals = part_vals_from_name([k.name for k in t.partitionKeys], name, NoSuchObject)
         with self._read() as tx:
             found = tx.partitions(t, names=[self._part_name(t, vals)])
         if not found:
-            raise NoSuchObject(f"partition values={vals}")
+            raise NoSuchObject(f"partition values={java_list(vals)}")
         return found[0]
 
     def _table_or_nso(self, tx: Tx, db: str, table: str) -> m.Table:
@@ -499,8 +508,8 @@ class Catalog:
     def _ps_where(self, tx: Tx, t: m.Table, values: Sequence[str]) -> sa.ColumnElement[bool] | None:
         """Partial specification: empty strings are wildcards, others must match the key's value."""
         if len(values) > len(t.partitionKeys):
-            raise MetaError(f"Incorrect number of partition values. numPartitionKeys={len(t.partitionKeys)}, "
-                            f"numPartitionValues={len(values)} partitionValues={list(values)}")
+            raise MetaError(f"Incorrect number of partition values. numPartKeys={len(t.partitionKeys)}, "
+                            f"part_val={len(values)}")
         conds = [tx.key_value_column(i) == v for i, v in enumerate(values) if v not in ("", None)]
         return sa.and_(*conds) if conds else None
 
@@ -522,9 +531,7 @@ class Catalog:
             keys = {k.name.lower(): i for i, k in enumerate(t.partitionKeys)}
             missing = keys_of(node) - set(keys)
             if missing:
-                raise MetaError(f"Invalid partition key name: {sorted(missing)[0]}" if False else
-                                f"Error parsing partition filter : {text}: partition key {sorted(missing)[0]} "
-                                f"is not a partition key of {t.dbName}.{t.tableName}")
+                raise MetaError(f"Specified key <{sorted(missing)[0]}> is not a partitioning key for the table")
             cols = {k: KeyColumn(tx.key_value_column(i), t.partitionKeys[i].type.lower() in INTEGRAL_TYPES)
                     for k, i in keys.items() if k in keys_of(node)}
             return to_sql(node, cols)
@@ -557,11 +564,13 @@ class Catalog:
                          env: dict[str, str] | None = None) -> None:
         env = env or {}
         with self._write() as tx:
+            if tx.get_table(db.lower(), table.lower()) is None:
+                raise InvalidOperation("Unable to alter partition because table or database does not exist.")
             t, ref = self._table_for_write(tx, db, table, InvalidOperation)
             names = []
             for p in parts:
                 if p.values is None or len(p.values) != len(t.partitionKeys):
-                    raise InvalidOperation("Invalid partition values: " + str(p.values))
+                    raise MetaError(bad_values_message([k.name for k in t.partitionKeys], p.values))
                 names.append(self._part_name(t, p.values))
             refs = tx.partition_refs(ref.TBL_ID, names)
             missing = [n for n in names if n not in refs]
@@ -599,6 +608,13 @@ class Catalog:
             if t.tableType == MANAGED_TABLE and _same_location(p.sd.location, old.sd.location) and t.sd.location:
                 p.sd.location = self.wh.child(t.sd.location, new_name)
                 moved = (old.sd.location, p.sd.location)
+            if p.parameters.get(DDL_TIME) in (None, "0"):
+                p.parameters[DDL_TIME] = str(_now())
+            if self.stats_autogather and _require_stats(old, p, {}):
+                # As Hive 2.3: counted at the new location before the directory moves there (so 0 files
+                # when it moves); Spark sends renamed partitions without their quick statistics.
+                self._fast_stats(p.parameters, p.sd.location, False, True, {})
+            if moved:
                 self.wh.rename(*moved)
             try:
                 tx.update_partition(ref.TBL_ID, refs[old_name], ref.CD_ID, t.sd.cols, new_name, p)
@@ -620,7 +636,7 @@ class Catalog:
                 parts = tx.partitions(t, names=wanted)
             elif names is not None:
                 keys = [k.name for k in t.partitionKeys]
-                wanted = [make_part_name(keys, part_vals_from_name(keys, n)) for n in names]
+                wanted = [make_part_name(keys, part_vals_from_name(keys, n, NoSuchObject)) for n in names]
                 parts = tx.partitions(t, names=wanted)
             else:
                 parts = tx.partitions(t, where=self._filter_where(tx, t, where))
@@ -628,16 +644,18 @@ class Catalog:
             if len(parts) < len(set(wanted)) and not if_exists:
                 have = {self._part_name(t, p.values) for p in parts}
                 miss = next(n for n in wanted if n not in have)
-                raise NoSuchObject(f"partition values={part_vals_from_name([k.name for k in t.partitionKeys], miss)}"
-                                   if values is None else f"partition values={list(values)}")
+                raise NoSuchObject("partition values=" + java_list(
+                    part_vals_from_name([k.name for k in t.partitionKeys], miss) if values is None else values))
             if not parts:
                 return []
             refs = tx.partition_refs(ref.TBL_ID, [self._part_name(t, p.values) for p in parts])
             tx.delete_partitions(ref.TBL_ID, list(refs.values()))
-            self._event(tx, ev.DROP_PARTITION, t.dbName, t.tableName, self.msg.drop_partition(t, parts))
+            for p in parts:  # one event per partition, as Hive's drop_partitions_req
+                self._event(tx, ev.DROP_PARTITION, t.dbName, t.tableName, self.msg.drop_partition(t, [p]))
         if delete_data and t.tableType == MANAGED_TABLE:
             for p in parts:
                 self.wh.delete(p.sd.location)
+                self.wh.delete_empty_parents(p.sd.location, len(t.partitionKeys) - 1)
         return parts
 
     # ---- functions ----------------------------------------------------------------------------------
@@ -652,7 +670,7 @@ class Catalog:
         with self._write() as tx:
             db_id = tx.db_id(fn.dbName)
             if db_id is None:
-                raise NoSuchObject(f"The database {fn.dbName} does not exist")
+                raise NoSuchObject(fn.dbName)  # Hive's message: the bare name of the missing database
             if tx.function_id(db_id, fn.functionName) is not None:
                 raise AlreadyExists(f"Function {fn.functionName} already exists")
             tx.insert_function(db_id, fn)
@@ -679,7 +697,7 @@ class Catalog:
         with self._write() as tx:
             found = tx.get_functions(db.lower(), name.lower())
             if not found:
-                raise NoSuchObject(f"Function {db}.{name} does not exist")
+                raise NoSuchObject(f"Function {name} does not exist")
             fn = found[0]
             tx.delete_function(tx.function_id(tx.db_id(fn.dbName), fn.functionName))
             self._event(tx, ev.DROP_FUNCTION, fn.dbName, None, self.msg.drop_function(fn))
@@ -690,7 +708,7 @@ class Catalog:
         with self._write() as tx:
             found = tx.get_functions(db.lower(), name.lower())
             if not found:
-                raise InvalidOperation(f"Function {db}.{name} does not exist")
+                raise MetaError(f"function {name} doesn't exist")
             old = found[0]
             tx.delete_function(tx.function_id(tx.db_id(old.dbName), old.functionName))
             new = replace(new, functionName=new.functionName.lower(), dbName=(new.dbName or db).lower())
@@ -829,8 +847,13 @@ def _short(e: BaseException) -> str:
 
 
 def _same_location(a: str | None, b: str | None) -> bool:
-    return bool(a) and bool(b) and Warehouse.local_path(a) == Warehouse.local_path(b) if (
-        Warehouse.local_path(a) and Warehouse.local_path(b)) else (a or "").rstrip("/") == (b or "").rstrip("/")
+    """Whether two locations name the same place ('file:/x' and '/x/' do)."""
+    if not a or not b:
+        return False
+    pa, pb = Warehouse.local_path(a), Warehouse.local_path(b)
+    if pa is not None and pb is not None:
+        return pa.rstrip("/") == pb.rstrip("/")
+    return a.rstrip("/") == b.rstrip("/")
 
 
 def _under(loc: str | None, parent: str | None) -> bool:

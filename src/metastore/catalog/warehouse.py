@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from urllib.parse import unquote, urlparse
 
 log = logging.getLogger(__name__)
 
@@ -24,15 +23,25 @@ class Warehouse:
 
     @staticmethod
     def local_path(location: str | None) -> str | None:
-        """The local path of a location, or None when it is not on the local file system."""
+        """The local path of a location, or None when it is not on the local file system.
+
+        A location is a Hadoop path string, not an encoded URI: its characters are the file's own (Hive
+        escapes partition values itself, so `s=a%2Fb` is a directory of that very name, and `sp ace` has
+        a space). Nothing is percent-decoded, and `#` or `?` are part of the name.
+        """
         if not location:
             return None
         if location.startswith("/"):
             return location
-        u = urlparse(location)
-        if u.scheme == "file":
-            return unquote(u.path)
-        return None
+        if location[:5].lower() != "file:":
+            return None
+        rest = location[5:]
+        if rest.startswith("//"):  # file://authority/path: only the local host's
+            authority, slash, path = rest[2:].partition("/")
+            if authority not in ("", "localhost"):
+                return None
+            return "/" + path if slash else "/"
+        return rest if rest.startswith("/") else None
 
     def database_location(self, name: str) -> str:
         if name == "default":
@@ -63,6 +72,23 @@ class Warehouse:
             shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
         except OSError as e:  # the metadata change has committed; a leftover directory is only logged
             log.warning("could not delete %s: %s", path, e)
+
+    def delete_empty_parents(self, location: str | None, depth: int) -> None:
+        """Remove up to `depth` ancestors of a location while each is an empty directory (as Hive does
+        after dropping a partition: ds=1 goes with the last ds=1/h=*)."""
+        path = self.local_path(location)
+        if path is None:
+            return
+        parent = os.path.dirname(path.rstrip("/"))
+        for _ in range(depth):
+            try:
+                if not parent or not os.path.isdir(parent) or os.listdir(parent):
+                    return
+                os.rmdir(parent)
+            except OSError as e:
+                log.warning("could not delete %s: %s", parent, e)
+                return
+            parent = os.path.dirname(parent)
 
     def rename(self, src: str | None, dst: str | None) -> bool:
         """Move a directory; False when either side is not local or the source does not exist."""

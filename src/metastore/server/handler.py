@@ -220,7 +220,9 @@ class Handler:
         return self._fields(db_name, table_name, True)
 
     def _table_in(self, tbl: Any) -> m.Table:
-        t = from_thrift(_require(tbl, "table"), m.Table)
+        if _require(tbl, "table").sd is None:  # the model would fill in an empty one
+            raise E.InvalidObject("Storage descriptor is not defined for the table")
+        t = from_thrift(tbl, m.Table)
         t.dbName = _db(t.dbName)
         return t
 
@@ -295,17 +297,18 @@ class Handler:
         part.dbName = _db(part.dbName)
         return part
 
-    def _add(self, parts: list[Any], if_not_exists: bool = False, env: dict[str, str] | None = None) -> list[m.Partition]:
+    def _add(self, parts: list[Any], if_not_exists: bool = False, env: dict[str, str] | None = None,
+             single: bool = False) -> list[m.Partition]:
         if not parts:
             return []
         ps = [self._part_in(_require(p, "partition")) for p in parts]
-        return self.catalog.add_partitions(ps[0].dbName, ps[0].tableName, ps, if_not_exists, env)
+        return self.catalog.add_partitions(ps[0].dbName, ps[0].tableName, ps, if_not_exists, env, single=single)
 
     def add_partition(self, new_part: Any) -> Any:
-        return to_thrift(self._add([new_part])[0])
+        return to_thrift(self._add([new_part], single=True)[0])
 
     def add_partition_with_environment_context(self, new_part: Any, ctx: Any) -> Any:
-        return to_thrift(self._add([new_part], env=_env(ctx))[0])
+        return to_thrift(self._add([new_part], env=_env(ctx), single=True)[0])
 
     def add_partitions(self, new_parts: list[Any]) -> int:
         return len(self._add(new_parts or []))

@@ -2,8 +2,10 @@
 
 One thread per connection, as Hive's own server. The transport is detected from the first byte of a
 connection: a strict binary message starts with 0x80 (unframed, Hive's default); anything else is read
-as a frame length (framed transport). A frame or message larger than the limit, a malformed message, or a
-client that goes away mid-call ends that connection only; the server and the store are unaffected.
+as a frame length (framed transport). Each message is read whole and checked (types, lengths, nesting,
+size limit) before it is decoded and handled. A frame or message larger than the limit, a malformed message
+(answered with a TApplicationException when its header named the call), or a client that goes away mid-call
+ends that connection only; the server and the store are unaffected.
 """
 
 from __future__ import annotations
@@ -30,34 +32,191 @@ class MessageTooLarge(Exception):
     pass
 
 
-class _SocketReader:
-    """The socket as a thriftpy2 transport, counting bytes so that one message cannot exceed a budget."""
+# Thrift binary protocol: the wire size of the fixed-size types, and the smallest encoding of every type
+_FIXED = {2: 1, 3: 1, 4: 8, 6: 2, 8: 4, 10: 8}  # bool, byte, double, i16, i32, i64
+_SMALLEST = {**_FIXED, 11: 4, 12: 1, 13: 6, 14: 5, 15: 5}  # string, struct, map, set, list
+MAX_NESTING = 64
+MAX_METHOD_NAME = 1024
+_VERSION_1 = 0x80010000
+_I32 = struct.Struct(">i")
 
-    def __init__(self, sock: socket.socket, budget: int) -> None:
+
+class Malformed(Exception):
+    """A message that is not a well-formed Thrift binary call; `name` and `seqid` once the header was read."""
+
+    def __init__(self, message: str, name: str | None = None, seqid: int = 0,
+                 kind: int = TApplicationException.PROTOCOL_ERROR) -> None:
+        super().__init__(message)
+        self.message, self.name, self.seqid, self.kind = message, name, seqid, kind
+
+
+class _MessageReader:
+    """Reads one whole binary-protocol message at a time and checks it before anything decodes it.
+
+    Every type code, length and count is checked as the bytes arrive: an unknown type, a negative length, a
+    container nested too deeply, a length or count that cannot fit in the size limit ends the connection at
+    once, without waiting for (or allocating) what was announced. thriftpy2's decoder skips unknown types
+    silently and reads past the end of a memory buffer without noticing; it only ever sees checked messages.
+    """
+
+    def __init__(self, recv: Any, limit: int) -> None:
+        self.recv = recv  # recv(n) -> up to n bytes; b"" when the connection ended
+        self.limit = limit
+        self.buf = bytearray()
+        self.name: str | None = None
+        self.seqid = 0
+
+    def _need(self, end: int) -> int:
+        """Make the first `end` bytes of the message available; returns `end`."""
+        buf = self.buf
+        if end > len(buf):
+            if end > self.limit:
+                raise MessageTooLarge(f"message larger than {self.limit} bytes announced")
+            while len(buf) < end:
+                chunk = self.recv(min(max(end - len(buf), 65536), 1 << 20))
+                if not chunk:
+                    raise TTransportException(TTransportException.END_OF_FILE, "client closed the connection")
+                buf += chunk
+        return end
+
+    def _bad(self, message: str) -> Malformed:
+        return Malformed(message, self.name, self.seqid)
+
+    def message(self) -> bytes:
+        """The next message (its bytes); the bytes after it stay for the next call."""
+        self.name, self.seqid = None, 0
+        buf = self.buf
+        self._need(4)
+        head = _I32.unpack_from(buf, 0)[0]
+        if head < 0:
+            if head & 0xFFFF0000 != _VERSION_1:
+                raise Malformed(f"bad protocol version {head & 0xFFFF0000:#x}")
+            mtype, pos = head & 0xFF, 4
+            size = _I32.unpack_from(buf, self._need(8) - 4)[0]
+            pos = 8
+        else:
+            size, mtype, pos = head, None, 4
+        if not 0 < size <= MAX_METHOD_NAME:
+            raise Malformed(f"bad method name length {size}")
+        try:
+            name = bytes(buf[pos:self._need(pos + size)]).decode("utf-8")
+        except UnicodeDecodeError:
+            raise Malformed("method name is not UTF-8") from None
+        pos += size
+        if mtype is None:
+            mtype = buf[self._need(pos + 1) - 1]
+            pos += 1
+        self.seqid = _I32.unpack_from(buf, self._need(pos + 4) - 4)[0]
+        self.name = name
+        pos += 4
+        if mtype not in (1, 4):  # CALL, ONEWAY
+            raise Malformed(f"message type {mtype} is not a call", name, self.seqid,
+                            TApplicationException.INVALID_MESSAGE_TYPE)
+        end = self._value(12, pos, 0)
+        data = bytes(buf[:end])
+        del buf[:end]
+        return data
+
+    def _value(self, t: int, pos: int, depth: int) -> int:
+        """Check one value of type `t` at `pos`; returns where it ends. (Strings and fixed-size values in
+        structs, the bulk of any message, are checked inline: this runs for every byte a client sends.)"""
+        size = _FIXED.get(t)
+        if size is not None:
+            return self._need(pos + size)
+        buf, need, unpack = self.buf, self._need, _I32.unpack_from
+        if t == 11:
+            n = unpack(buf, need(pos + 4) - 4)[0]
+            if n < 0:
+                raise self._bad(f"negative string length {n}")
+            return need(pos + 4 + n)
+        if depth >= MAX_NESTING:
+            raise self._bad(f"values nested deeper than {MAX_NESTING}")
+        if t == 12:
+            have = len(buf)
+            while True:
+                if pos >= have:
+                    need(pos + 1)
+                    have = len(buf)
+                ft = buf[pos]
+                if ft == 0:
+                    return pos + 1
+                pos += 3
+                if ft == 11:
+                    if pos + 4 > have:
+                        need(pos + 4)
+                        have = len(buf)
+                    n = unpack(buf, pos)[0]
+                    if n < 0:
+                        raise self._bad(f"negative string length {n}")
+                    pos += 4 + n
+                elif ft in _FIXED:
+                    pos += _FIXED[ft]
+                elif ft in _SMALLEST:
+                    if pos > have:
+                        need(pos)
+                        have = len(buf)
+                    pos = self._value(ft, pos, depth + 1)
+                    have = len(buf)
+                    continue
+                else:
+                    raise self._bad(f"invalid field type {ft}")
+                if pos > have:
+                    need(pos)
+                    have = len(buf)
+        if t in (14, 15):
+            et = buf[need(pos + 5) - 5]
+            n = unpack(buf, pos + 1)[0]
+            return self._items((et,), n, pos + 5, depth)
+        if t == 13:
+            kt, vt = buf[need(pos + 6) - 6], buf[pos + 1]
+            n = unpack(buf, pos + 2)[0]
+            return self._items((kt, vt), n, pos + 6, depth)
+        raise self._bad(f"invalid type {t}")
+
+    def _items(self, types: tuple[int, ...], n: int, pos: int, depth: int) -> int:
+        if n < 0:
+            raise self._bad(f"negative container size {n}")
+        if n == 0:
+            return pos
+        for t in types:
+            if t not in _SMALLEST:
+                raise self._bad(f"invalid element type {t}")
+        if pos + n * sum(_SMALLEST[t] for t in types) > self.limit:
+            raise MessageTooLarge(f"container of {n} elements announced (limit {self.limit} bytes)")
+        if all(t in _FIXED for t in types):
+            return self._need(pos + n * sum(_FIXED[t] for t in types))
+        if types == (11,) or types == (11, 11):  # lists of strings, maps of strings to strings
+            buf, need, unpack = self.buf, self._need, _I32.unpack_from
+            have = len(buf)
+            for _ in range(n * len(types)):
+                if pos + 4 > have:
+                    need(pos + 4)
+                    have = len(buf)
+                k = unpack(buf, pos)[0]
+                if k < 0:
+                    raise self._bad(f"negative string length {k}")
+                pos += 4 + k
+                if pos > have:
+                    need(pos)
+                    have = len(buf)
+            return pos
+        for _ in range(n):
+            for t in types:
+                pos = self._value(t, pos, depth + 1)
+        return pos
+
+
+class _SocketWriter:
+    """The socket as the write side of a thriftpy2 transport."""
+
+    def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self.budget = budget
-        self.used = 0
-        self.pending = b""
-
-    def reset(self) -> None:
-        self.used = 0
 
     def is_open(self) -> bool:
         return True
 
     def read(self, n: int) -> bytes:
-        if self.pending:
-            out, self.pending = self.pending[:n], self.pending[n:]
-            return out
-        if n <= 0:
-            raise TTransportException(TTransportException.UNKNOWN, "negative read")
-        self.used += n
-        if self.used > self.budget:
-            raise MessageTooLarge(f"message larger than {self.budget} bytes")
-        data = self.sock.recv(min(n, 1 << 20))
-        if not data:
-            raise TTransportException(TTransportException.END_OF_FILE, "client closed the connection")
-        return data
+        raise TTransportException(TTransportException.UNKNOWN, "write-only transport")
 
     def write(self, data: bytes) -> None:
         self.sock.sendall(data)
@@ -125,7 +284,9 @@ class ThriftServer:
                 self._serve_framed(conn)
         except (TTransportException, ConnectionError, MessageTooLarge, OSError, EOFError) as e:
             log.debug("connection %s closed: %s", addr, e)
-        except Exception as e:  # a malformed message: drop this connection, keep the server
+        except Malformed as e:
+            log.info("connection %s closed after a malformed message: %s", addr, e.message)
+        except Exception as e:  # a failure while decoding a checked message: drop this connection, keep the server
             log.info("connection %s closed after a malformed message: %s: %s", addr, type(e).__name__, e)
         finally:
             try:
@@ -134,34 +295,63 @@ class ThriftServer:
                 pass
 
     def _serve_unframed(self, conn: socket.socket) -> None:
-        reader = _SocketReader(conn, self.max_message)
-        trans = TCyBufferedTransport(reader)
-        proto = TCyBinaryProtocol(trans, strict_read=True, strict_write=True)
+        reader = _MessageReader(conn.recv, self.max_message)
+        out = TCyBinaryProtocol(TCyBufferedTransport(_SocketWriter(conn)), strict_write=True)
         while True:
-            reader.reset()
-            self._process(proto, proto)
+            self._process(reader, reader.message, out, out.trans.flush)
 
     def _serve_framed(self, conn: socket.socket) -> None:
-        while True:
-            header = _recv_exact(conn, 4)
-            (size,) = struct.unpack("!i", header)
+        left = 0
+
+        def recv(n: int) -> bytes:  # the bytes of the current frame only
+            nonlocal left
+            if left <= 0:
+                raise reader._bad("the message is longer than its frame")
+            b = conn.recv(min(n, left))
+            left -= len(b)
+            return b
+
+        def message() -> bytes:
+            nonlocal left
+            (size,) = struct.unpack("!i", _recv_exact(conn, 4))
             if size <= 0 or size > self.max_message:
                 raise MessageTooLarge(f"frame of {size} bytes announced (limit {self.max_message})")
-            frame = _recv_exact(conn, size)
-            inp = TCyBinaryProtocol(TMemoryBuffer(frame), strict_read=False)
-            out_buf = TMemoryBuffer()
-            out = TCyBinaryProtocol(out_buf)
-            self._process(inp, out)
-            data = out_buf.getvalue()
-            conn.sendall(struct.pack("!i", len(data)) + data)
+            left = size
+            data = reader.message()
+            if left or reader.buf:
+                raise reader._bad(f"{left + len(reader.buf)} bytes after the message in its frame")
+            return data
 
-    def _process(self, iprot: Any, oprot: Any) -> None:
+        def send() -> None:
+            data = out_buf.getvalue()
+            out_buf.clean()
+            if data:  # nothing for a oneway call
+                conn.sendall(struct.pack("!i", len(data)) + data)
+
+        reader = _MessageReader(recv, self.max_message)
+        out_buf = TMemoryBuffer()
+        out = TCyBinaryProtocol(out_buf, strict_write=True)
+        while True:
+            self._process(reader, message, out, send)
+
+    def _process(self, reader: _MessageReader, message: Any, out: Any, send: Any) -> None:
+        """Read one checked message and answer it; a broken message gets an answer (when it named its call)
+        and then ends the connection, since what follows it cannot be told apart."""
         try:
-            self.processor.process(iprot, oprot)
-        except TApplicationException:
+            data = message()
+        except (Malformed, MessageTooLarge) as e:
+            if reader.name is not None:
+                kind = e.kind if isinstance(e, Malformed) else TApplicationException.PROTOCOL_ERROR
+                text = e.message if isinstance(e, Malformed) else str(e)
+                try:
+                    self.processor.send_exception(out, reader.name, TApplicationException(kind, text),
+                                                  reader.seqid)
+                    send()
+                except (OSError, TTransportException):
+                    pass
             raise
-        except (TTransportException, ConnectionError, MessageTooLarge, OSError):
-            raise
+        self.processor.process(TCyBinaryProtocol(TMemoryBuffer(data), strict_read=False), out)
+        send()
 
 
 def _recv_exact(conn: socket.socket, n: int) -> bytes:

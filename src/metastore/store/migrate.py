@@ -37,9 +37,39 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
-    with engine.begin() as conn:
-        command.upgrade(_config(conn), revision)
+_SCHEMA_LOCK = "metastore.schema"
+_PG_SCHEMA_LOCK = 0x6D657461  # pg_advisory_xact_lock key of the schema lock ("meta")
+
+
+def upgrade(engine: Engine, revision: str = "head", only_if_empty: bool = False) -> bool:
+    """Migrate the store to `revision` (with `only_if_empty`: only a store with no tables at all).
+
+    Returns whether it migrated. The check and the migration run under a lock on the database, so several
+    servers starting at once on an empty database do not race. They did: each saw no tables and ran the
+    migration, and all but one failed (PostgreSQL: duplicate type, SQLite: "database is locked"), or, on
+    MariaDB, whose DDL is not transactional, saw the tables of another's half-done migration, skipped it,
+    and refused the not yet stamped schema.
+    """
+    name = engine.dialect.name
+    with engine.connect() as conn:
+        if name in ("mysql", "mariadb"):  # a session lock: it outlives the commits that DDL implies
+            if conn.exec_driver_sql(f"SELECT GET_LOCK('{_SCHEMA_LOCK}', 300)").scalar() != 1:
+                raise SchemaVersionError(f"timed out waiting for the lock {_SCHEMA_LOCK} to migrate the store")
+            conn.commit()  # end the transaction the statement began; the lock stays
+        conn.info["write"] = True  # SQLite: BEGIN IMMEDIATE (engine.py), the database's write lock
+        try:
+            with conn.begin():
+                if name == "postgresql":
+                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_SCHEMA_LOCK})")
+                if only_if_empty and (MigrationContext.configure(conn).get_current_revision() is not None
+                                      or sa.inspect(conn).get_table_names()):
+                    return False
+                command.upgrade(_config(conn), revision)
+                return True
+        finally:
+            conn.info.pop("write", None)
+            if name in ("mysql", "mariadb"):
+                conn.exec_driver_sql(f"SELECT RELEASE_LOCK('{_SCHEMA_LOCK}')")
 
 
 def check(engine: Engine) -> None:
