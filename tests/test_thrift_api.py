@@ -144,3 +144,26 @@ def test_notifications(client, db):
     skipped = client.get_next_notification(NotificationEventRequest(lastEvent=start, maxEvents=100,
                                                                     eventTypeSkipList=["ADD_PARTITION"])).events
     assert [e.eventType for e in skipped] == ["CREATE_TABLE", "DROP_TABLE"]
+
+
+def test_insert_event(client, db):
+    from hive_metastore.ttypes import FireEventRequest, FireEventRequestData, InsertEventRequestData
+
+    client.create_table(table(db, "ins"))
+    client.append_partition(db, "ins", ["2024-01-01", "1"])
+    start = client.get_current_notificationEventId().eventId
+    data = FireEventRequestData(insertData=InsertEventRequestData(replace=True, filesAdded=["file:/w/f1.parquet"]))
+    res = client.fire_listener_event(FireEventRequest(successful=True, data=data, dbName=db, tableName="ins",
+                                                      partitionVals=["2024-01-01", "1"]))
+    assert res.eventIds == [start + 1]
+    (e,) = client.get_next_notification(NotificationEventRequest(lastEvent=start, maxEvents=10)).events
+    assert (e.eventType, e.dbName, e.tableName) == ("INSERT", db, "ins")
+    import json
+    msg = json.loads(e.message)
+    assert msg["files"] == ["file:/w/f1.parquet"] and msg["replace"] == "true"
+    assert msg["partKeyVals"] == {"ds": "2024-01-01", "h": "1"}
+    from thrift.Thrift import TApplicationException
+
+    with pytest.raises(TApplicationException, match="partition values"):  # the call declares no exceptions
+        client.fire_listener_event(FireEventRequest(successful=True, data=data, dbName=db, tableName="ins",
+                                                    partitionVals=["2024-01-09", "1"]))

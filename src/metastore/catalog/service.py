@@ -800,6 +800,25 @@ class Catalog:
             tx.bump_table_version(t.id)
         return True
 
+    # ---- DML events ---------------------------------------------------------------------------------
+
+    def fire_insert_event(self, db: str, table: str, partition_values: Sequence[str] | None, replace: bool,
+                          files: Sequence[str]) -> int:
+        """Record that data was inserted into a table or one of its partitions (Hive's INSERT event)."""
+        with self._write() as tx:
+            t = self._table_or_nso(tx, db, table)
+            part = None
+            if partition_values:
+                vals = self._check_values(t, partition_values)
+                found = tx.partitions(t, names=[self._part_name(t, vals)])
+                if not found:
+                    raise NoSuchObject(f"partition values={java_list(vals)}")
+                part = found[0]
+            elif t.partitionKeys:
+                raise MetaError(f"Table {t.dbName}.{t.tableName} is partitioned: an insert event names a partition")
+            return tx.add_event(ev.INSERT, t.dbName, t.tableName, self.msg.insert(t, part, replace, list(files)),
+                                self.msg.format, _now())
+
     # ---- notifications ------------------------------------------------------------------------------
 
     def next_notifications(self, last_event: int, max_events: int | None, skip_types: Sequence[str] = (),

@@ -529,6 +529,20 @@ class Handler:
 
     # ---- notifications ------------------------------------------------------------------------------
 
+    def fire_listener_event(self, rqst: Any) -> Any:
+        rqst = _require(rqst, "request")
+        data = rqst.data
+        inserts = ([data.insertData] if data is not None and data.insertData is not None else []) + list(
+            (data.insertDatas if data is not None else None) or [])
+        if not inserts:
+            raise TApplicationException(TApplicationException.PROTOCOL_ERROR, "only insert events can be fired")
+        ids = []
+        for ins in inserts:
+            vals = ins.partitionVal or rqst.partitionVals
+            ids.append(self.catalog.fire_insert_event(_db(rqst.dbName), rqst.tableName or "", vals,
+                                                      bool(ins.replace), ins.filesAdded or []))
+        return hms.FireEventResponse(eventIds=ids)
+
     def get_current_notificationEventId(self) -> Any:
         return hms.CurrentNotificationEventId(eventId=self.catalog.current_event_id())
 

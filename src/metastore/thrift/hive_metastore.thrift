@@ -628,6 +628,35 @@ struct GetOpenTxnsResponse {
   4: required binary abortedBits
 }
 
+// Insert events (fire_listener_event). Hive 2.3 numbered InsertEventRequestData differently (filesAdded
+// was field 1, a list); a 2.3 client's field 1 is skipped here for its type and its checksums (field 2)
+// arrive as filesAdded, which only feeds the message's file list.
+struct InsertEventRequestData {
+  1: bool replace,
+  2: list<string> filesAdded,
+  3: list<string> filesAddedChecksum,
+  4: list<string> subDirectoryList,
+  5: list<string> partitionVal
+}
+
+struct FireEventRequestData {
+  1: InsertEventRequestData insertData,
+  2: list<InsertEventRequestData> insertDatas
+}
+
+struct FireEventRequest {
+  1: required bool successful,
+  2: required FireEventRequestData data,
+  3: string dbName,
+  4: string tableName,
+  5: list<string> partitionVals,
+  6: string catName
+}
+
+struct FireEventResponse {
+  1: list<i64> eventIds
+}
+
 service ThriftHiveMetastore extends fb303.FacebookService {
   string getMetaConf(1: string key) throws (1: MetaException o1),
   void setMetaConf(1: string key, 2: string value) throws (1: MetaException o1),
@@ -717,5 +746,6 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst) throws (1: NoSuchTxnException o1),
   void commit_txn(1: CommitTxnRequest rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2),
   GetOpenTxnsResponse get_open_txns(),
-  list<string> set_ugi(1: string user_name, 2: list<string> group_names) throws (1: MetaException o1)
+  list<string> set_ugi(1: string user_name, 2: list<string> group_names) throws (1: MetaException o1),
+  FireEventResponse fire_listener_event(1: FireEventRequest rqst)
 }
