@@ -52,7 +52,9 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
         catalog = build_catalog(s)
     except SchemaVersionError as e:
         raise click.ClickException(str(e)) from None
-    server = ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port)
+    from .server.serialized import SerializedReads
+
+    server = ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port, fast=SerializedReads(catalog).methods())
     port = server.bind()
     signal.signal(signal.SIGTERM, lambda *_: (server.close(), sys.exit(0)))
     click.echo(f"metastore {__version__} serving thrift://{s.host}:{port} "

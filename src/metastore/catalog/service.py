@@ -543,6 +543,16 @@ class Catalog:
             t = self._table_or_nso(tx, db, table)
             return tx.partitions(t, where=self._filter_where(tx, t, text), limit=max_parts)
 
+    def get_partition_names_by_filter(self, db: str, table: str, text: str | None, max_parts: int = -1) -> list[str]:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            return tx.partition_names(t.id, self._filter_where(tx, t, text), max_parts)
+
+    def table_version(self, db: str, name: str) -> tuple[int, int] | None:
+        """(id, version) of a table; the version changes with every change to it or its partitions."""
+        with self._read() as tx:
+            return tx.table_version(db.lower(), name.lower())
+
     def count_partitions_by_filter(self, db: str, table: str, text: str | None) -> int:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
@@ -824,7 +834,9 @@ class Catalog:
     def next_notifications(self, last_event: int, max_events: int | None, skip_types: Sequence[str] = (),
                            db: str | None = None, tables: Sequence[str] | None = None) -> list[m.NotificationEvent]:
         with self._read() as tx:
-            return tx.events(last_event, max_events, skip_types, db, tables)
+            events = tx.events(last_event, max_events, skip_types, db, tables)
+            _check_events_kept(tx, last_event, events)
+            return events
 
     def current_event_id(self) -> int:
         with self._read() as tx:
@@ -833,6 +845,126 @@ class Catalog:
     def events_count(self, from_id: int, db: str | None, to_id: int | None = None, limit: int | None = None) -> int:
         with self._read() as tx:
             return tx.events_count(from_id, db, to_id, limit)
+
+    # ---- notification consumers and retention -------------------------------------------------------
+    # A consumer is a registered reader of the log (a relay's cursor, a replication policy): its position
+    # is the last event it has read, and retention keeps every later event (up to the hard age cap).
+    # One process at a time advances a consumer: the holder of its lease (owner, leaseUntil in epoch ms).
+
+    def oldest_event_id(self) -> int | None:
+        """The id of the oldest event still in the log (None when the log is empty)."""
+        with self._read() as tx:
+            return tx.min_event_id()
+
+    def consumers(self) -> list[m.NotificationConsumer]:
+        with self._read() as tx:
+            return tx.consumers()
+
+    def consumer(self, name: str) -> m.NotificationConsumer | None:
+        with self._read() as tx:
+            found = tx.consumers(name)
+        return found[0] if found else None
+
+    def register_consumer(self, name: str, last_event_id: int | None = None) -> m.NotificationConsumer:
+        """Register a consumer positioned after `last_event_id` (default: the current event); an existing
+        consumer keeps its position."""
+        if not name:
+            raise InvalidInput("a consumer needs a name")
+        try:
+            with self._write() as tx:
+                found = tx.consumers(name)
+                if found:
+                    return found[0]
+                pos = tx.current_event_id() if last_event_id is None else last_event_id
+                tx.insert_consumer(name, pos, _now())
+                return m.NotificationConsumer(name, pos, _now())
+        except AlreadyExists:  # registered concurrently by another process
+            found_c = self.consumer(name)
+            assert found_c is not None
+            return found_c
+
+    def set_consumer(self, name: str, last_event_id: int) -> None:
+        """Move a consumer's position (forward or back), whoever holds its lease."""
+        with self._write() as tx:
+            if not tx.update_consumer(name, LAST_EVENT_ID=last_event_id, UPDATED=_now()):
+                raise NoSuchObject(f"notification consumer {name} does not exist")
+
+    def remove_consumer(self, name: str) -> bool:
+        with self._write() as tx:
+            return tx.delete_consumer(name) > 0
+
+    def claim_consumer(self, name: str, owner: str, lease_ms: int,
+                       start_at: int | None = None) -> m.NotificationConsumer | None:
+        """Take or renew the lease on consumer `name` for `owner`, registering the consumer (after `start_at`,
+        default the current event) if it is new. None while another owner's lease has not expired."""
+        now_ms = int(time.time() * 1000)
+        try:
+            with self._write() as tx:
+                found = tx.consumers(name)
+                if not found:
+                    pos = tx.current_event_id() if start_at is None else start_at
+                    tx.insert_consumer(name, pos, _now(), owner, now_ms + lease_ms)
+                    return m.NotificationConsumer(name, pos, _now(), owner, now_ms + lease_ms)
+                c = found[0]
+                if c.owner not in (None, owner) and c.leaseUntil is not None and c.leaseUntil > now_ms:
+                    return None
+                tx.update_consumer(name, OWNER=owner, LEASE_UNTIL=now_ms + lease_ms, UPDATED=_now())
+                return replace(c, owner=owner, leaseUntil=now_ms + lease_ms)
+        except AlreadyExists:  # registered concurrently: the other process holds it now
+            return None
+
+    def advance_consumer(self, name: str, last_event_id: int, owner: str | None = None,
+                         lease_ms: int | None = None) -> bool:
+        """Move the consumer to `last_event_id` and renew the lease of `owner`; False (and nothing changed)
+        when `owner` no longer holds the lease or the consumer is gone."""
+        now_ms = int(time.time() * 1000)
+        with self._write() as tx:
+            found = tx.consumers(name)
+            if not found or (owner is not None and found[0].owner != owner):
+                return False
+            values: dict[str, Any] = {"LAST_EVENT_ID": last_event_id, "UPDATED": _now()}
+            if owner is not None and lease_ms is not None:
+                values["LEASE_UNTIL"] = now_ms + lease_ms
+            tx.update_consumer(name, **values)
+            return True
+
+    def release_consumer(self, name: str, owner: str) -> None:
+        """Give up the lease (a clean stop), so another process may take over at once."""
+        with self._write() as tx:
+            found = tx.consumers(name)
+            if found and found[0].owner == owner:
+                tx.update_consumer(name, OWNER=None, LEASE_UNTIL=None)
+
+    def clean_notifications(self, ttl: int, max_ttl: int | None = None, now: int | None = None,
+                            chunk: int = 5000) -> int:
+        """Delete the oldest events: those older than `ttl` seconds that every consumer has read, and those
+        older than `max_ttl` (the hard cap) whether read or not. Only a prefix of the log is ever deleted,
+        so the log stays a gap-free range and a reader behind it is told (EventsMissing). Returns how many."""
+        now = _now() if now is None else now
+        soft, hard = now - ttl, (now - max_ttl if max_ttl is not None else None)
+        total = 0
+        while True:
+            with self._write() as tx:
+                rows = tx.oldest_events(chunk)
+                consumers = tx.consumers()
+                floor = min((c.lastEventId for c in consumers), default=None)
+                upto = None
+                for eid, when in rows:
+                    if when < soft and (floor is None or eid <= floor):
+                        upto = eid
+                    elif hard is not None and when < hard:
+                        upto = eid
+                    else:
+                        break
+                if upto is None:
+                    return total
+                total += tx.delete_events_upto(upto)
+            behind = [c.name for c in consumers if c.lastEventId < upto]
+            if behind:
+                log.warning("notification log: events up to %d were older than the hard cap (%ss) and were "
+                            "cleaned before consumers %s read them", upto, max_ttl, ", ".join(behind))
+            if upto != rows[-1][0] or len(rows) < chunk:
+                return total
 
 
 class _Guard:
@@ -863,6 +995,27 @@ class _Guard:
 
 def _short(e: BaseException) -> str:
     return str(getattr(e, "orig", e)).splitlines()[0][:500]
+
+
+def _check_events_kept(tx: Tx, last_event: int, events: list[m.NotificationEvent]) -> None:
+    """Raise EventsMissing when events after `last_event` were already cleaned from the log."""
+    if events and events[0].eventId == last_event + 1:
+        return
+    oldest = tx.min_event_id()
+    current = tx.current_event_id()
+    if oldest is None:
+        if current <= last_event:
+            return
+        gap_end, kept = current, "no event is kept"
+    elif oldest > last_event + 1:
+        gap_end, kept = oldest - 1, f"events {oldest} to {current} are kept"
+    else:
+        return
+    from .errors import EventsMissing
+    raise EventsMissing(
+        f"events missing: events {last_event + 1} to {gap_end} were already cleaned from the notification log "
+        f"({kept}). Retention deletes events older than the time-to-live that no registered consumer still "
+        f"needs; bootstrap the reader again from the current event, or register it as a consumer")
 
 
 def _same_location(a: str | None, b: str | None) -> bool:

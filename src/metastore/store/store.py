@@ -307,6 +307,14 @@ class Tx:
 
     # ---- tables -------------------------------------------------------------------------------------
 
+    def table_version(self, db: str, name: str) -> tuple[int, int] | None:
+        """(TBL_ID, VERSION) of a table: one indexed lookup, the key of cached serialized forms."""
+        t = s.tbls.c
+        q = (sa.select(t.TBL_ID, t.VERSION).select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID))
+             .where(s.dbs.c.NAME == db, t.TBL_NAME == name))
+        row = self.conn.execute(q).first()
+        return (row[0], row[1]) if row is not None else None
+
     def table_ref(self, db: str, name: str) -> Any:
         """(TBL_ID, DB_ID, SD_ID, CD_ID, TBL_TYPE, VERSION) of a table, or None."""
         t = s.tbls.c
@@ -655,6 +663,46 @@ class Tx:
         if engine is not None:
             q = q.where(t.c.ENGINE == engine)
         return int(self.conn.execute(q).rowcount)
+
+    # ---- notification consumers and retention ------------------------------------------------------
+
+    def consumers(self, name: str | None = None) -> list[Any]:
+        """Registered readers of the notification log (NotificationConsumer), by name."""
+        from ..catalog.model import NotificationConsumer
+
+        c = s.notification_consumers.c
+        q = sa.select(s.notification_consumers).order_by(c.NAME)
+        if name is not None:
+            q = q.where(c.NAME == name)
+        return [NotificationConsumer(r.NAME, int(r.LAST_EVENT_ID), int(r.UPDATED), r.OWNER,
+                                     int(r.LEASE_UNTIL) if r.LEASE_UNTIL is not None else None)
+                for r in self.conn.execute(q)]
+
+    def insert_consumer(self, name: str, last_event_id: int, updated: int, owner: str | None = None,
+                        lease_until: int | None = None) -> None:
+        self.conn.execute(s.notification_consumers.insert().values(
+            NAME=name, LAST_EVENT_ID=last_event_id, UPDATED=updated, OWNER=owner, LEASE_UNTIL=lease_until))
+
+    def update_consumer(self, name: str, **values: Any) -> int:
+        """Set columns (LAST_EVENT_ID, UPDATED, OWNER, LEASE_UNTIL) of a consumer; returns rows changed."""
+        c = s.notification_consumers.c
+        return int(self.conn.execute(s.notification_consumers.update().where(c.NAME == name).values(**values))
+                   .rowcount)
+
+    def delete_consumer(self, name: str) -> int:
+        c = s.notification_consumers.c
+        return int(self.conn.execute(s.notification_consumers.delete().where(c.NAME == name)).rowcount)
+
+    def oldest_events(self, limit: int) -> list[tuple[int, int]]:
+        """(EVENT_ID, EVENT_TIME) of the oldest events of the log, in id order."""
+        t = s.notification_log.c
+        q = sa.select(t.EVENT_ID, t.EVENT_TIME).order_by(t.EVENT_ID).limit(limit)
+        return [(int(i), int(w)) for i, w in self.conn.execute(q)]
+
+    def delete_events_upto(self, event_id: int) -> int:
+        """Delete the log's events with ids up to `event_id` (a prefix of the log); returns how many."""
+        t = s.notification_log
+        return int(self.conn.execute(t.delete().where(t.c.EVENT_ID <= event_id)).rowcount)
 
 
 def _same_cols(a: Sequence[FieldSchema], b: Sequence[FieldSchema]) -> bool:

@@ -1,0 +1,69 @@
+"""Serialized forms are exact: a change made through another server process is seen at once."""
+
+from __future__ import annotations
+
+import pytest
+from hive_metastore.ttypes import Database, GetTableRequest, Partition
+
+from conftest import Client, Server, unique
+from test_thrift_api import sd, table
+
+
+@pytest.fixture(scope="module")
+def second(database, server, tmp_path_factory):
+    srv = Server(database, tmp_path_factory.mktemp("second")).start()
+    yield srv
+    srv.stop()
+
+
+def test_changes_through_another_process_are_seen(client, second):
+    other = Client(second.port)
+    try:
+        db = unique("db")
+        client.create_database(Database(name=db))
+        client.create_table(table(db, "c"))
+        parts = [Partition(values=[f"d{i}", str(i)], dbName=db, tableName="c", sd=sd(), parameters={})
+                 for i in range(20)]
+        for p in parts:
+            p.sd.location = None
+        client.add_partitions(parts)
+
+        def reads():
+            return (client.get_table(db, "c"), client.get_table_req(GetTableRequest(dbName=db, tblName="c")).table,
+                    client.get_partitions(db, "c", -1), client.get_partitions_by_filter(db, "c", "h < 5", -1),
+                    client.get_partitions_ps(db, "c", ["d3", ""], -1),
+                    client.get_partitions_by_names(db, "c", ["ds=d1/h=1", "ds=d7/h=7"]))
+
+        t, t2, allp, filt, ps, named = reads()  # warms the first server's cache
+        assert len(allp) == 20 and len(filt) == 5 and len(ps) == 1 and len(named) == 2
+        assert reads()[0] == t  # a hit gives the same object
+
+        t.parameters["changed"] = "yes"
+        other.alter_table(db, "c", t)
+        p = other.get_partition(db, "c", ["d1", "1"])
+        p.parameters["p"] = "q"
+        other.alter_partitions(db, "c", [p])
+        other.drop_partition(db, "c", ["d2", "2"], True)
+        other.append_partition(db, "c", ["d99", "0"])
+
+        t, t2, allp, filt, ps, named = reads()
+        assert t.parameters["changed"] == "yes" and t2.parameters["changed"] == "yes"
+        assert len(allp) == 20 and ["d2", "2"] not in [x.values for x in allp] and ["d99", "0"] in [x.values for x in allp]
+        assert sorted(x.values[1] for x in filt) == ["0", "0", "1", "3", "4"]
+        assert [x.parameters.get("p") for x in named] == ["q", None]
+        # the results equal what a server with no cached state answers
+        fresh = Server(second.db, second.workdir, None).start()
+        c3 = Client(fresh.port)
+        try:
+            assert c3.get_partitions(db, "c", -1) == allp
+            assert c3.get_partitions_by_filter(db, "c", "h < 5", -1) == filt
+            assert c3.get_table(db, "c") == t
+        finally:
+            c3.close()
+            fresh.stop()
+        other.drop_table(db, "c", True)
+        with pytest.raises(Exception):
+            client.get_table(db, "c")
+        client.drop_database(db, True, True)
+    finally:
+        other.close()
