@@ -550,8 +550,10 @@ class Catalog:
 
     def table_version(self, db: str, name: str) -> tuple[int, int] | None:
         """(id, version) of a table; the version changes with every change to it or its partitions."""
-        with self._read() as tx:
-            return tx.table_version(db.lower(), name.lower())
+        try:
+            return self.store.table_version(db.lower(), name.lower())
+        except sa_exc.SQLAlchemyError as e:
+            raise MetaError(f"{e.__class__.__name__}: {_short(e)}") from e
 
     def count_partitions_by_filter(self, db: str, table: str, text: str | None) -> int:
         with self._read() as tx:

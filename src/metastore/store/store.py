@@ -47,10 +47,47 @@ def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
+class _Prepared:
+    """A statement compiled once for the engine's driver, run on a raw pooled connection.
+
+    For the point lookups on the hot path (one per cached read), where building and compiling the
+    statement and a transaction around it cost several times the query itself.
+    """
+
+    def __init__(self, engine: Engine, stmt: sa.Select) -> None:
+        compiled = stmt.compile(dialect=engine.dialect)
+        self.engine = engine
+        self.sql = str(compiled)
+        self.order = list(compiled.positiontup or []) if compiled.positional else None
+
+    def first(self, **params: Any) -> Any:
+        args: Any = tuple(params[k] for k in self.order) if self.order is not None else params
+        conn = self.engine.raw_connection()
+        try:
+            cur = conn.cursor()
+            cur.execute(self.sql, args)
+            row = cur.fetchone()
+            cur.close()
+            return row
+        except self.engine.dialect.loaded_dbapi.Error as e:  # as SQLAlchemy would wrap it
+            raise sa.exc.DBAPIError.instance(self.sql, args, e, self.engine.dialect.loaded_dbapi.Error) from e
+        finally:
+            conn.close()  # back to the pool, which ends the driver's implicit transaction
+
+
 class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
+        t = s.tbls.c
+        self._table_version = _Prepared(engine, sa.select(t.TBL_ID, t.VERSION).select_from(
+            s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID)).where(
+            s.dbs.c.NAME == sa.bindparam("db"), t.TBL_NAME == sa.bindparam("name")))
+
+    def table_version(self, db: str, name: str) -> tuple[int, int] | None:
+        """(TBL_ID, VERSION) of a table, outside any transaction: the key of cached serialized forms."""
+        row = self._table_version.first(db=db, name=name)
+        return (int(row[0]), int(row[1])) if row is not None else None
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
