@@ -8,7 +8,7 @@ from .catalog.service import Catalog
 from .catalog.warehouse import Warehouse
 from .config import Settings
 from .store import migrate
-from .store.engine import create_engine
+from .store.engine import create_engine, seed_sqlite_stats
 from .store.store import Store
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,7 @@ def open_store(settings: Settings, create_if_empty: bool = True) -> Store:
     if create_if_empty and migrate.upgrade(engine, only_if_empty=True):
         log.info("empty store at %s: created the schema", engine.url.render_as_string(hide_password=True))
     migrate.check(engine)
+    seed_sqlite_stats(engine)
     return Store(engine)
 
 
@@ -35,3 +36,13 @@ def build_catalog(settings: Settings) -> Catalog:
     catalog = Catalog(store, Warehouse(settings.warehouse_dir), stats_autogather=settings.stats_autogather)
     catalog.ensure_default_database()
     return catalog
+
+
+def start_notifications(catalog: Catalog, settings: Settings, server_url: str):  # type: ignore[no-untyped-def]
+    """Beside the Thrift front: the notification log's cleaner, and the relay to the bus when one is set."""
+    from .notify.background import start_notifications as start
+
+    n = start(catalog, settings, server_url)
+    if n.relay is not None:
+        log.info("notifications: relaying the log to %s", n.relay.broker.describe())
+    return n

@@ -48,3 +48,33 @@ def _sqlite_tuning(engine: Engine) -> None:
 
 def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
+
+
+# Planner statistics for SQLite, in sqlite_stat1's format ("rows, rows per first column, per first two").
+# Without any, SQLite walks a table's partitions and probes each one's key values even for an equality
+# filter; with these it uses the (key index, value) index. They describe the shape of a metastore (many
+# partitions per table, few per key value) and are used only until a real ANALYZE replaces them.
+_SQLITE_STATS = [
+    ("PARTITION_KEY_VALS", "IX_PARTITION_KEY_VALS_IDX_VAL", "1000000 200000 20"),
+    ("PARTITION_KEY_VALS", "sqlite_autoindex_PARTITION_KEY_VALS_1", "1000000 2 1"),
+    ("PARTITIONS", "UQ_PARTITIONS_TBL_ID_PART_NAME", "500000 2000 1"),
+    ("PARTITIONS", "IX_PARTITIONS_SD_ID", "500000 1"),
+]
+
+
+def seed_sqlite_stats(engine: Engine) -> None:
+    if not is_sqlite(engine):
+        return
+    with engine.connect() as conn:
+        conn.info["write"] = True
+        with conn.begin():
+            has = conn.exec_driver_sql("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'").scalar()
+            if not has:
+                conn.exec_driver_sql("ANALYZE sqlite_master")  # creates sqlite_stat1, analyzing nothing
+                conn.exec_driver_sql("DELETE FROM sqlite_stat1")
+            present = {r[0] for r in conn.exec_driver_sql("SELECT idx FROM sqlite_stat1")}
+            for tbl, idx, stat in _SQLITE_STATS:
+                if idx not in present:
+                    conn.exec_driver_sql("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", (tbl, idx, stat))
+    # connections opened before this read the old statistics; start the pool afresh
+    engine.dispose()

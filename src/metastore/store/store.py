@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.sql import util as sql_util
 from sqlalchemy.engine import Connection, Engine
 
 from ..catalog.model import (
@@ -506,9 +507,7 @@ class Tx:
                         names: Sequence[str] | None = None) -> sa.Select:
         """A SELECT of the PART_IDs of a table matching `where` (built over PARTITIONS) and/or `names`."""
         p = s.partitions.c
-        q = sa.select(p.PART_ID).where(p.TBL_ID == tbl_id)
-        if where is not None:
-            q = q.where(where)
+        q = _where_keys(sa.select(p.PART_ID).where(p.TBL_ID == tbl_id), where)
         if names is not None:
             q = q.where(p.PART_NAME.in_(list(names)))
         return q
@@ -551,18 +550,14 @@ class Tx:
 
     def partition_names(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None, limit: int = -1) -> list[str]:
         p = s.partitions.c
-        q = sa.select(p.PART_NAME).where(p.TBL_ID == tbl_id).order_by(p.PART_NAME)
-        if where is not None:
-            q = q.where(where)
+        q = _where_keys(sa.select(p.PART_NAME).where(p.TBL_ID == tbl_id).order_by(p.PART_NAME), where)
         if limit is not None and limit >= 0:
             q = q.limit(limit)
         return list(self.conn.execute(q).scalars())
 
     def count_partitions(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None) -> int:
         p = s.partitions.c
-        q = sa.select(sa.func.count()).select_from(s.partitions).where(p.TBL_ID == tbl_id)
-        if where is not None:
-            q = q.where(where)
+        q = _where_keys(sa.select(sa.func.count()).where(p.TBL_ID == tbl_id), where)
         return int(self.conn.execute(q).scalar_one())
 
     def partition_refs(self, tbl_id: int, names: Sequence[str]) -> dict[str, Any]:
@@ -578,11 +573,12 @@ class Tx:
         return out
 
     def key_value_column(self, index: int) -> sa.ColumnElement[str]:
-        """The value of partition key `index` for the PARTITIONS row in scope, as a correlated subquery."""
-        kv = s.partition_key_vals.alias(f"kv{index}")
-        return (sa.select(kv.c.PART_KEY_VAL)
-                .where(kv.c.PART_ID == s.partitions.c.PART_ID, kv.c.INTEGER_IDX == index)
-                .scalar_subquery())
+        """The value of partition key `index` for the PARTITIONS row in scope, for a `where` over PARTITIONS.
+
+        It is a column of the alias kv<index> of PARTITION_KEY_VALS, which the partition queries join
+        (_where_keys): a correlated subquery instead would run once per row and per use.
+        """
+        return s.partition_key_vals.alias(f"kv{index}").c.PART_KEY_VAL
 
     def update_partition(self, tbl_id: int, ref: Any, table_cd: int | None, table_cols: Sequence[FieldSchema],
                          new_name: str, part: Partition) -> None:
@@ -740,6 +736,19 @@ class Tx:
         """Delete the log's events with ids up to `event_id` (a prefix of the log); returns how many."""
         t = s.notification_log
         return int(self.conn.execute(t.delete().where(t.c.EVENT_ID <= event_id)).rowcount)
+
+
+def _where_keys(q: sa.Select, where: sa.ColumnElement[bool] | None) -> sa.Select:
+    """`q` (over PARTITIONS) restricted by `where`, joining the key-value aliases (kv<i>) it refers to."""
+    if where is None:
+        return q
+    aliases = {a.name: a for a in sql_util.find_tables(where, include_aliases=True, check_columns=True)
+               if isinstance(a, sa.Alias) and a.name.startswith("kv") and a.name[2:].isdigit()}
+    src: sa.FromClause = s.partitions
+    for name in sorted(aliases):
+        kv = aliases[name]
+        src = src.join(kv, sa.and_(kv.c.PART_ID == s.partitions.c.PART_ID, kv.c.INTEGER_IDX == int(name[2:])))
+    return q.select_from(src).where(where)
 
 
 def _same_cols(a: Sequence[FieldSchema], b: Sequence[FieldSchema]) -> bool:
