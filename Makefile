@@ -19,6 +19,7 @@ setup: $(STAMP)
 # PostgreSQL and MariaDB are services of the machine; this makes sure they run and have the test databases.
 services:
 	bash scripts/services.sh
+	bash scripts/brokers.sh
 
 run: $(STAMP)
 	$(BIN)/python -m metastore.demo

@@ -18,7 +18,7 @@ server:
   get_partitions                 all N partitions; time on the wire (request sent -> last byte of the reply),
                                  median of several; the reply is decoded and checked afterwards, untimed
   get_partitions_by_filter       `ds = "..."`, 1% of the partitions; time on the wire, median
-  server RSS                     VmRSS of the server process (/proc) after the N-partition run
+  server RSS                     VmRSS of the server's processes (/proc, summed) after the N-partition run
 
 Every benchmark is warmed up first and bounded in time. Results go to <out>/results.json and <out>/results.md
 (default out: bench/out, git-ignored). The reference is started with ../shared/reference-hms/start.sh --fresh
@@ -298,6 +298,9 @@ def tail(path: Path, n: int = 3000) -> str:
         return ""
 
 
+WORKERS = os.cpu_count() or 1  # server processes of ours (`metastore serve --workers`); set by --workers
+
+
 class Ours:
     """`metastore serve` on a fresh store of one backend."""
 
@@ -332,7 +335,7 @@ class Ours:
             self.url = self._create_database()
         cmd = [sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
                "--db", self.url, "--warehouse", str(self.workdir / "warehouse"),
-               "--data-dir", str(self.workdir / "data")]
+               "--data-dir", str(self.workdir / "data"), "--workers", str(WORKERS)]
         with open(self.logfile, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          cwd=self.workdir)
@@ -634,14 +637,31 @@ def wire_benchmark(port: int, method: str, args: tuple[Any, ...], expect: int, r
     return out
 
 
+def _tree(pid: int) -> list[int]:
+    """The process and all its descendants (a server with worker processes counts as a whole)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
 def rss_mib(pid: int) -> dict[str, Any]:
-    fields = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            if k in ("VmRSS", "VmHWM"):
-                fields[k] = int(v.split()[0]) / 1024
-    return {"rss_mib": fields["VmRSS"], "peak_rss_mib": fields.get("VmHWM"), "pid": pid}
+    """VmRSS (and VmHWM) summed over the server's process tree."""
+    total = {"VmRSS": 0.0, "VmHWM": 0.0}
+    pids = _tree(pid)
+    for p in pids:
+        with open(f"/proc/{p}/status") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in total:
+                    total[k] += int(v.split()[0]) / 1024
+    return {"rss_mib": total["VmRSS"], "peak_rss_mib": total["VmHWM"], "pid": pid, "processes": len(pids)}
 
 
 def run_target(target: Any, p: Params) -> dict[str, Any]:
@@ -752,13 +772,14 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         lines.append("")
     lines += ["Times on the wire are measured from the request's first byte to the reply's last on a persistent "
               "connection (decoding not included; `client_call_ms` in results.json includes it). Calls/s are "
-              "medians over fixed windows; add_partitions is one run; RSS is VmRSS from /proc.", ""]
+              "medians over fixed windows; add_partitions is one run; RSS is VmRSS from /proc, summed over the server's processes.", ""]
     return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------------- main
 
 def main(argv: list[str] | None = None) -> int:
+    global WORKERS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="short smoke run (~1 minute without the reference)")
@@ -768,7 +789,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="our server on these fresh stores, comma-separated: sqlite,postgres,mariadb [sqlite]")
     ap.add_argument("--reference-port", type=int, default=9483, help="port of the reference [9483]")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out"), help="output directory [bench/out]")
+    ap.add_argument("--workers", type=int, default=WORKERS,
+                    help=f"server processes of ours (metastore serve --workers) [{WORKERS}: one per CPU]")
     args = ap.parse_args(argv)
+    WORKERS = max(1, args.workers)
 
     p = QUICK if args.quick else FULL
     out = Path(args.out).resolve()

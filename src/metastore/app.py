@@ -33,7 +33,10 @@ def open_store(settings: Settings, create_if_empty: bool = True) -> Store:
 
 def build_catalog(settings: Settings) -> Catalog:
     store = open_store(settings)
-    catalog = Catalog(store, Warehouse(settings.warehouse_dir), stats_autogather=settings.stats_autogather)
+    from .notify.retention import parse_duration
+
+    catalog = Catalog(store, Warehouse(settings.warehouse_dir), stats_autogather=settings.stats_autogather,
+                      txn_timeout=parse_duration(settings.txn_timeout, 300.0) or 300.0)
     catalog.ensure_default_database()
     return catalog
 

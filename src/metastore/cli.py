@@ -6,6 +6,8 @@ import logging
 import signal
 import sys
 
+from typing import Any
+
 import click
 
 from . import __version__, config
@@ -38,32 +40,62 @@ _data_dir_option = click.option("--data-dir", help="Data directory for the embed
 @_db_option
 @_data_dir_option
 @click.option("--warehouse", help="Warehouse directory [<data-dir>/warehouse].")
+@click.option("--bus", help="Message bus for notifications: activemq://HOST:61613, amqp://..., ... [none: "
+                            "subscribers read the log].")
+@click.option("--relay/--no-relay", default=None, help="Run the notification relay in this server [on with --bus].")
+@click.option("--workers", type=int, help="Server processes sharing the port [1].")
 @click.pass_context
 def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None, data_dir: str | None,
-          warehouse: str | None) -> None:
+          warehouse: str | None, bus: str | None = None, relay: bool | None = None,
+          workers: int | None = None) -> None:
     """Serve the Hive Metastore Thrift API."""
     from .app import build_catalog
     from .server.handler import Handler
     from .server.thrift_server import ThriftServer
     from .store.migrate import SchemaVersionError
 
-    s = _settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse)
+    from .app import start_notifications
+    from .server.serialized import SerializedReads
+    from .server.workers import supervise
+
+    s = _settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse, bus=bus, relay=relay,
+                  workers=workers)
     try:
-        catalog = build_catalog(s)
+        catalog = build_catalog(s)  # schema check and default database, once, before any worker starts
     except SchemaVersionError as e:
         raise click.ClickException(str(e)) from None
-    from .server.serialized import SerializedReads
 
-    server = ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port, fast=SerializedReads(catalog).methods())
+    def make_server(catalog: Any) -> ThriftServer:
+        return ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port,
+                            fast=SerializedReads(catalog).methods())
+
+    server = make_server(catalog)
     port = server.bind()
-    signal.signal(signal.SIGTERM, lambda *_: (server.close(), sys.exit(0)))
-    click.echo(f"metastore {__version__} serving thrift://{s.host}:{port} "
-               f"(store {catalog.store.engine.url.render_as_string(hide_password=True)}, "
-               f"warehouse {s.warehouse_dir})", err=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        server.close()
+    store = catalog.store.engine.url.render_as_string(hide_password=True)
+    click.echo(f"metastore {__version__} serving thrift://{s.host}:{port} with {max(1, s.workers)} process(es) "
+               f"(store {store}, warehouse {s.warehouse_dir})", err=True)
+    if s.workers <= 1:
+        start_notifications(catalog, s, f"thrift://{s.host}:{port}")
+        signal.signal(signal.SIGTERM, lambda *_: (server.close(), sys.exit(0)))
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            server.close()
+        return
+
+    listening = server._sock
+    assert listening is not None
+    catalog.store.engine.dispose()  # connections are not shared across fork
+
+    def run_worker(i: int) -> None:
+        own = build_catalog(s)
+        worker = make_server(own)
+        worker.adopt(listening)
+        if i == 0:  # one relay and one cleaner for the whole server
+            start_notifications(own, s, f"thrift://{s.host}:{port}")
+        worker.serve_forever()
+
+    supervise(s.workers, run_worker)
 
 
 @main.group()
@@ -110,6 +142,11 @@ def schema_status(ctx: click.Context, db: str | None, data_dir: str | None) -> N
     except migrate.SchemaVersionError as e:
         raise click.ClickException(str(e)) from None
 
+
+from .notify.cli import events, relay  # noqa: E402 - `metastore relay`, `metastore events ...`
+
+main.add_command(relay)
+main.add_command(events)
 
 if __name__ == "__main__":
     main()

@@ -20,6 +20,15 @@ HIVE_KEYS = {
     "metastore.thrift.bind.host": "host",
     "hive.stats.autogather": "stats_autogather",
     "metastore.stats.autogather": "stats_autogather",
+    # notifications: the message bus relay (HCatalog's keys) and the log's retention (Hive's keys)
+    "hcat.msgbus.topic.prefix": "topic_prefix",
+    "hive.metastore.event.db.listener.timetolive": "event_ttl",
+    "metastore.event.db.listener.timetolive": "event_ttl",
+    "hive.metastore.event.db.listener.clean.interval": "event_clean_interval",
+    "metastore.event.db.listener.clean.interval": "event_clean_interval",
+    # locks and transactions: released when their holder stops heartbeating for this long
+    "metastore.txn.timeout": "txn_timeout",
+    "hive.txn.timeout": "txn_timeout",
 }
 
 
@@ -32,6 +41,16 @@ class Settings:
     warehouse: str | None = None  # default: <data_dir>/warehouse
     stats_autogather: bool = True
     pool_size: int = 8
+    workers: int = 1  # server processes sharing the Thrift port
+    # notifications (see metastore.notify): bus URL (stomp://, activemq://, amqp://; none: the embedded
+    # default, subscribers read the log), whether `serve` runs the relay, topic prefix, retention durations
+    bus: str | None = None
+    relay: bool = True
+    topic_prefix: str = "hcat"
+    event_ttl: str = "86400s"
+    event_ttl_max: str = "7d"
+    event_clean_interval: str = "7200s"
+    txn_timeout: str = "300s"  # locks/transactions without a heartbeat for this long are released
     # anything else (Hive keys we do not interpret) is kept and served by get_config_value
     extra: dict[str, str] = field(default_factory=dict)
 

@@ -57,3 +57,7 @@ class TxnAborted(CatalogError):
 
 class TxnOpen(CatalogError):
     """Hive's TxnOpenException."""
+
+
+class EventsMissing(MetaError):
+    """A reader asked for notification events that retention already cleaned from the log (a MetaException)."""

@@ -166,3 +166,15 @@ class NotificationEvent:
     message: str
     messageFormat: str = "json-0.2"
     catName: str | None = "hive"
+
+
+@dataclass(slots=True)
+class NotificationConsumer:
+    """A registered reader of the notification log (a relay's cursor, a replication policy): events after
+    `lastEventId` are kept for it. `owner` and `leaseUntil` (epoch milliseconds) are the lease of the one process
+    that advances it."""
+    name: str
+    lastEventId: int
+    updated: int
+    owner: str | None = None
+    leaseUntil: int | None = None

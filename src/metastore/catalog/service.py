@@ -21,6 +21,8 @@ from sqlalchemy import exc as sa_exc
 from ..store.store import Store, Tx
 from . import messages as ev
 from . import model as m
+from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
+from .locks import Locks
 from .errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, InvalidOperation, MetaError,
                      NoSuchObject, UnknownDB)
 from .names import (DEFAULT_PARTITION_NAME, INTEGRAL_TYPES, bad_values_message, column_error, java_list,
@@ -54,11 +56,12 @@ def hive_pattern(pattern: str | None) -> Callable[[str], bool]:
 
 class Catalog:
     def __init__(self, store: Store, warehouse: Warehouse, messages: ev.JsonMessageFactory | None = None,
-                 stats_autogather: bool = True) -> None:
+                 stats_autogather: bool = True, txn_timeout: float = DEFAULT_TXN_TIMEOUT) -> None:
         self.store = store
         self.wh = warehouse
         self.msg = messages or ev.JsonMessageFactory()
         self.stats_autogather = stats_autogather
+        self.locks = Locks(self, txn_timeout)  # Hive's lock manager: lock, check_lock, unlock, transactions
 
     # ---- plumbing -----------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from .. import __version__
 from ..catalog import errors as E
 from ..catalog import model as m
 from ..catalog.names import part_vals_from_name, split_part_name
+from ..catalog.locks import Component, aborted_bits
 from ..catalog.service import Catalog
 from ..thrift import hms
 from ..thrift.convert import from_thrift, stats_obj_from_thrift, to_thrift
@@ -32,6 +33,7 @@ _EXC = {
     E.InvalidOperation: hms.InvalidOperationException,
     E.InvalidInput: hms.InvalidInputException,
     E.MetaError: hms.MetaException,
+    E.EventsMissing: hms.MetaException,  # a MetaError: notification events already cleaned
     E.UnknownDB: hms.UnknownDBException,
     E.UnknownTable: hms.UnknownTableException,
     E.NoSuchLock: hms.NoSuchLockException,
@@ -564,7 +566,50 @@ class Handler:
 
     # ---- locks and transactions (issue: Iceberg on the metastore) -----------------------------------
 
-    def _unsupported(self, *_: Any) -> Any:
-        raise TApplicationException(TApplicationException.UNKNOWN_METHOD, "locks and transactions are not served yet")
+    def lock(self, rqst: Any) -> Any:
+        rqst = _require(rqst, "request")
+        comps = [Component(_require(c.type, "lock type"), _require(c.level, "lock level"), _db(c.dbname),
+                           c.tablename, c.partitionname) for c in _require(rqst.component, "lock components")]
+        lockid, state = self.catalog.locks.lock(comps, rqst.txnid, rqst.user or "", rqst.hostname or "",
+                                                rqst.agentInfo)
+        return hms.LockResponse(lockid=lockid, state=state)
 
-    lock = check_lock = unlock = show_locks = heartbeat = open_txns = abort_txn = commit_txn = get_open_txns = _unsupported
+    def check_lock(self, rqst: Any) -> Any:
+        rqst = _require(rqst, "request")
+        lockid, state = self.catalog.locks.check_lock(_require(rqst.lockid, "lockid"), rqst.txnid)
+        return hms.LockResponse(lockid=lockid, state=state)
+
+    def unlock(self, rqst: Any) -> None:
+        self.catalog.locks.unlock(_require(_require(rqst, "request").lockid, "lockid"))
+
+    def show_locks(self, rqst: Any) -> Any:
+        db = table = part = txnid = None
+        if rqst is not None:
+            db, table, part, txnid = (_db(rqst.dbname) if rqst.dbname else None), rqst.tablename, rqst.partname, \
+                rqst.txnid
+        locks = self.catalog.locks.show_locks(db, table, part, txnid)
+        return hms.ShowLocksResponse(locks=[hms.ShowLocksResponseElement(
+            lockid=x.lockid, dbname=x.db, tablename=x.table, partname=x.partition, state=x.state, type=x.type,
+            txnid=x.txnid, lastheartbeat=x.last_heartbeat, acquiredat=x.acquired_at, user=x.user,
+            hostname=x.host, heartbeatCount=x.heartbeat_count, agentInfo=x.agent_info,
+            blockedByExtId=x.blocked_by, lockIdInternal=x.int_id) for x in locks])
+
+    def heartbeat(self, ids: Any) -> None:
+        ids = _require(ids, "heartbeat request")
+        self.catalog.locks.heartbeat(ids.lockid, ids.txnid)
+
+    def open_txns(self, rqst: Any) -> Any:
+        rqst = _require(rqst, "request")
+        ids = self.catalog.locks.open_txns(rqst.num_txns, rqst.user or "", rqst.hostname or "", rqst.agentInfo)
+        return hms.OpenTxnsResponse(txn_ids=ids)
+
+    def abort_txn(self, rqst: Any) -> None:
+        self.catalog.locks.abort_txn(_require(_require(rqst, "request").txnid, "txnid"))
+
+    def commit_txn(self, rqst: Any) -> None:
+        self.catalog.locks.commit_txn(_require(_require(rqst, "request").txnid, "txnid"))
+
+    def get_open_txns(self) -> Any:
+        o = self.catalog.locks.get_open_txns()
+        return hms.GetOpenTxnsResponse(txn_high_water_mark=o.high_water_mark, open_txns=o.open_txns,
+                                       min_open_txn=o.min_open_txn, abortedBits=aborted_bits(o.open_txns, o.aborted))

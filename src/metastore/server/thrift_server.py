@@ -252,6 +252,11 @@ class ThriftServer:
         self.port = s.getsockname()[1]
         return self.port
 
+    def adopt(self, sock: socket.socket) -> None:
+        """Serve on a socket that is already listening (shared by the worker processes of one port)."""
+        self._sock = sock
+        self.port = sock.getsockname()[1]
+
     def serve_forever(self) -> None:
         if self._sock is None:
             self.bind()

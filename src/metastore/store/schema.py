@@ -247,3 +247,63 @@ notification_sequence = sa.Table(
     sa.Column("NEXT_EVENT_ID", sa.BigInteger(), nullable=False),
     **_MYSQL,
 )
+# Registered readers of the notification log (relay cursors, replication policies): retention keeps every
+# event after a consumer's LAST_EVENT_ID (up to a hard age cap). OWNER/LEASE_UNTIL (epoch ms): the one process
+# that may advance the cursor (several servers on one database run one relay between them).
+notification_consumers = sa.Table(
+    "NOTIFICATION_CONSUMERS", metadata,
+    sa.Column("NAME", sa.String(256), primary_key=True),
+    sa.Column("LAST_EVENT_ID", sa.BigInteger(), nullable=False),
+    sa.Column("UPDATED", sa.BigInteger(), nullable=False),
+    sa.Column("OWNER", sa.String(256)),
+    sa.Column("LEASE_UNTIL", sa.BigInteger()),
+    **_MYSQL,
+)
+
+# Hive's lock manager (DbTxnManager's tables): one row per lock component. A lock (HL_LOCK_EXT_ID) is all its
+# components (HL_LOCK_INT_ID 1..n), granted together. State: 'a' acquired, 'w' waiting; type: 'r' shared read,
+# 'w' shared write, 'x' exclusive write, 'e' exclusive. Times are epoch milliseconds. A lock of a transaction
+# (HL_TXNID > 0) lives as long as the transaction; any other lock as long as its holder heartbeats.
+hive_locks = sa.Table(
+    "HIVE_LOCKS", metadata,
+    sa.Column("HL_LOCK_EXT_ID", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("HL_LOCK_INT_ID", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("HL_TXNID", sa.BigInteger(), nullable=False, server_default="0"),
+    sa.Column("HL_DB", sa.String(NAME_LEN), nullable=False),
+    sa.Column("HL_TABLE", sa.String(256)),
+    sa.Column("HL_PARTITION", sa.String(PART_NAME_LEN)),
+    sa.Column("HL_LOCK_STATE", sa.String(1), nullable=False),
+    sa.Column("HL_LOCK_TYPE", sa.String(1), nullable=False),
+    sa.Column("HL_LAST_HEARTBEAT", sa.BigInteger(), nullable=False),
+    sa.Column("HL_ACQUIRED_AT", sa.BigInteger()),
+    sa.Column("HL_USER", sa.String(128), nullable=False),
+    sa.Column("HL_HOST", sa.String(128), nullable=False),
+    sa.Column("HL_HEARTBEAT_COUNT", sa.Integer()),
+    sa.Column("HL_AGENT_INFO", sa.String(128)),
+    sa.Index("IX_HIVE_LOCKS_HL_TXNID", "HL_TXNID"),
+    **_MYSQL,
+)
+# Transactions: 'o' open, 'a' aborted, 'c' committed. Times are epoch milliseconds.
+txns = sa.Table(
+    "TXNS", metadata,
+    sa.Column("TXN_ID", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("TXN_STATE", sa.String(1), nullable=False),
+    sa.Column("TXN_STARTED", sa.BigInteger(), nullable=False),
+    sa.Column("TXN_LAST_HEARTBEAT", sa.BigInteger(), nullable=False),
+    sa.Column("TXN_USER", sa.String(128), nullable=False),
+    sa.Column("TXN_HOST", sa.String(128), nullable=False),
+    sa.Column("TXN_AGENT_INFO", sa.String(128)),
+    sa.Index("IX_TXNS_TXN_STATE", "TXN_STATE"),
+    **_MYSQL,
+)
+# The next lock and transaction ids: one row each (as Hive's NEXT_LOCK_ID and NEXT_TXN_ID).
+next_lock_id = sa.Table(
+    "NEXT_LOCK_ID", metadata,
+    sa.Column("NL_NEXT", sa.BigInteger(), primary_key=True, autoincrement=False),
+    **_MYSQL,
+)
+next_txn_id = sa.Table(
+    "NEXT_TXN_ID", metadata,
+    sa.Column("NTXN_NEXT", sa.BigInteger(), primary_key=True, autoincrement=False),
+    **_MYSQL,
+)

@@ -1,0 +1,58 @@
+"""What `metastore serve` runs beside the Thrift server: the log's cleaner, and the relay when a bus is set."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from .brokers import is_embedded, open_broker
+from .hcat import HCatMessages, get_format
+from .relay import Relay
+from .retention import Cleaner, parse_duration
+from .topics import TopicMapper
+
+log = logging.getLogger(__name__)
+
+
+def retention_settings(settings: Any) -> tuple[float, float | None, float]:
+    """(ttl, hard cap, clean interval) in seconds from the settings."""
+    ttl = parse_duration(settings.event_ttl, 86400.0)
+    cap = parse_duration(settings.event_ttl_max, None)
+    interval = parse_duration(settings.event_clean_interval, 7200.0)
+    assert ttl is not None and interval is not None
+    if cap is not None and cap < ttl:
+        cap = ttl
+    return ttl, cap, interval
+
+
+def hcat_messages(settings: Any, server: str) -> HCatMessages:
+    extra = getattr(settings, "extra", {}) or {}
+    return HCatMessages(TopicMapper(settings.topic_prefix), get_format(extra.get("hcatalog.message.format", "json")),
+                        server=server, principal=extra.get("hcat.metastore.principal",
+                                                           extra.get("hive.metastore.kerberos.principal", "")))
+
+
+@dataclass
+class Notifications:
+    cleaner: Cleaner | None
+    relay: Relay | None
+
+    def stop(self) -> None:
+        if self.relay is not None:
+            self.relay.stop()
+        if self.cleaner is not None:
+            self.cleaner.stop()
+
+
+def start_notifications(catalog: Any, settings: Any, server: str) -> Notifications:
+    """Start the cleaner (unless its interval is 0) and, with a bus configured and the relay on, the relay."""
+    ttl, cap, interval = retention_settings(settings)
+    cleaner = Cleaner(catalog, ttl, cap, interval).start() if interval > 0 else None
+    relay = None
+    if not is_embedded(settings.bus) and settings.relay:
+        relay = Relay(catalog, open_broker(settings.bus), hcat_messages(settings, server)).start()
+    n = Notifications(cleaner, relay)
+    atexit.register(n.stop)  # a clean exit (SIGTERM) gives the cursor's lease back at once
+    return n

@@ -1,0 +1,204 @@
+"""HCatalog's messages on the bus: one JSON body per event type, and the message properties.
+
+Every message is a text message whose properties are
+    HCAT_EVENT            the event type (CREATE_TABLE, ADD_PARTITION, ...)
+    HCAT_MESSAGE_VERSION  "0.1", the version of HCatalog's JSON messages
+    HCAT_MESSAGE_FORMAT   "json" (or the name of another format, such as "gzip(json)")
+    HCAT_EVENT_ID         the event's id in the notification log, so that consumers can drop duplicates
+
+The body's fields, per event type. Every body starts with timestamp (seconds since the epoch, when the change
+was made), eventType, server (the metastore's Thrift URL) and servicePrincipal (empty without Kerberos), db:
+
+    CREATE_DATABASE, DROP_DATABASE   (no more)                                      as HCatalog sent them
+    CREATE_TABLE, DROP_TABLE         table                                          as HCatalog sent them
+    ADD_PARTITION, DROP_PARTITION    table, partitions: [{key: value, ...}, ...]    as HCatalog sent them
+                                     (one map per partition, keys in partition-key order)
+    ALTER_DATABASE                   (no more)
+    ALTER_TABLE                      table, tableType       db and table name the table before the change
+    ALTER_PARTITION                  table, tableType, keyValues: {key: value}      of the partition before
+    INSERT                           table, tableType, partKeyVals: {key: value} (null for a table), files
+    CREATE_FUNCTION                  functionObjJson (the Function as Thrift JSON)
+    DROP_FUNCTION                    functionName
+    any other type                   table, when the event has one
+
+for example
+    {"timestamp":1360272556,"eventType":"ADD_PARTITION","server":"thrift://127.0.0.1:9083",
+     "servicePrincipal":"","db":"mydb","table":"mytbl","partitions":[{"partKey1":"partVal1A","partKey2":"partVal2A"}]}
+
+Formats are pluggable (register_format): "json" is the JSON text itself; "gzip(json)" is the same JSON,
+gzip-compressed and then Base64-encoded, as Hive's gzip message encoder does, still in a text message.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..catalog import messages as ev
+from ..catalog.model import NotificationEvent
+from .topics import TopicMapper
+
+HCAT_EVENT = "HCAT_EVENT"
+HCAT_MESSAGE_VERSION = "HCAT_MESSAGE_VERSION"
+HCAT_MESSAGE_FORMAT = "HCAT_MESSAGE_FORMAT"
+HCAT_EVENT_ID = "HCAT_EVENT_ID"
+MESSAGE_VERSION = "0.1"
+
+
+class MessageFormat:
+    """How a message's fields become its text body, and back. Subclass and register_format() to add one."""
+
+    name = "json"
+    version = MESSAGE_VERSION
+
+    def encode(self, fields: Mapping[str, Any]) -> str:
+        return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+
+    def decode(self, body: str | bytes) -> dict[str, Any]:
+        return json.loads(body)
+
+
+class GzipJsonFormat(MessageFormat):
+    """The JSON body gzip-compressed, then Base64-encoded (text, so it still travels as a text message)."""
+
+    name = "gzip(json)"
+
+    def encode(self, fields: Mapping[str, Any]) -> str:
+        raw = super().encode(fields).encode("utf-8")
+        return base64.b64encode(gzip.compress(raw, mtime=0)).decode("ascii")
+
+    def decode(self, body: str | bytes) -> dict[str, Any]:
+        data = body.encode("ascii") if isinstance(body, str) else body
+        return json.loads(gzip.decompress(base64.b64decode(data)).decode("utf-8"))
+
+
+_FORMATS: dict[str, type[MessageFormat]] = {"json": MessageFormat, "gzip(json)": GzipJsonFormat,
+                                            "gzip": GzipJsonFormat}
+
+
+def register_format(name: str, cls: type[MessageFormat]) -> None:
+    _FORMATS[name] = cls
+
+
+def get_format(name: str | None = None) -> MessageFormat:
+    try:
+        return _FORMATS[(name or "json").strip()]()
+    except KeyError:
+        raise ValueError(f"unknown message format {name!r} (known: {', '.join(sorted(_FORMATS))})") from None
+
+
+def decode_body(body: str | bytes, format_name: str | None) -> dict[str, Any]:
+    """A message body's fields, by the name in its HCAT_MESSAGE_FORMAT property."""
+    return get_format(format_name).decode(body)
+
+
+@dataclass(frozen=True)
+class BusMessage:
+    """One event as it goes on the bus."""
+
+    event_id: int
+    event_type: str
+    topic: str
+    body: str
+    headers: dict[str, str] = field(default_factory=dict)
+    event_time: int = 0
+
+
+def log_message(e: NotificationEvent) -> dict[str, Any]:
+    """The fields of the event's message in the log (Hive's json-0.2, or a gzip-wrapped JSON)."""
+    text = e.message or ""
+    try:
+        if (e.messageFormat or "").startswith("gzip"):
+            text = gzip.decompress(base64.b64decode(text)).decode("utf-8")
+        d = json.loads(text) if text else {}
+        return d if isinstance(d, dict) else {}
+    except (ValueError, OSError):
+        return {}
+
+
+def thrift_json_field(text: Any, fid: int) -> Any:
+    """Field `fid` of a struct in Thrift-JSON text, as plain JSON (a map field as a dict); None if absent."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    v = doc.get(str(fid)) if isinstance(doc, dict) else None
+    if not isinstance(v, dict) or not v:
+        return None
+    kind, val = next(iter(v.items()))
+    if kind == "map" and isinstance(val, list) and len(val) == 4:
+        return val[3]
+    return val
+
+
+_TABLE_PARAMETERS = 9  # Table.parameters in the Hive Metastore IDL
+
+
+class HCatMessages:
+    """Turns log events into bus messages: topic, HCatalog body, properties."""
+
+    def __init__(self, topics: TopicMapper | None = None, fmt: MessageFormat | None = None, server: str = "",
+                 principal: str = "") -> None:
+        self.topics = topics or TopicMapper()
+        self.fmt = fmt or MessageFormat()
+        self.server = server
+        self.principal = principal
+
+    def fields(self, e: NotificationEvent, m: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """HCatalog's field set of the event's type, from the log message `m`."""
+        m = log_message(e) if m is None else m
+        t = e.eventType
+        ts = m.get("timestamp")
+        d: dict[str, Any] = {"timestamp": int(ts) if isinstance(ts, (int, float)) else int(e.eventTime),
+                             "eventType": t, "server": self.server, "servicePrincipal": self.principal,
+                             "db": m.get("db") or e.dbName}
+        table = m.get("table") or e.tableName
+        if t in (ev.CREATE_DATABASE, ev.DROP_DATABASE, ev.ALTER_DATABASE):
+            pass
+        elif t in (ev.CREATE_TABLE, ev.DROP_TABLE):
+            d["table"] = table
+        elif t in (ev.ADD_PARTITION, ev.DROP_PARTITION):
+            d["table"] = table
+            d["partitions"] = list(m.get("partitions") or [])
+        elif t == ev.ALTER_TABLE:
+            d["table"] = table
+            d["tableType"] = m.get("tableType") or ""
+        elif t == ev.ALTER_PARTITION:
+            d["table"] = table
+            d["tableType"] = m.get("tableType") or ""
+            d["keyValues"] = dict(m.get("keyValues") or {})
+        elif t == ev.INSERT:
+            d["table"] = table
+            d["tableType"] = m.get("tableType") or ""
+            d["partKeyVals"] = m.get("partKeyVals")
+            d["files"] = list(m.get("files") or [])
+        elif t == ev.CREATE_FUNCTION:
+            d["functionObjJson"] = m.get("functionObjJson")
+        elif t == ev.DROP_FUNCTION:
+            d["functionName"] = m.get("functionName")
+        elif table:
+            d["table"] = table
+        return d
+
+    def topic(self, e: NotificationEvent, m: Mapping[str, Any] | None = None) -> str:
+        m = log_message(e) if m is None else m
+        params = None
+        if e.tableName:
+            obj = m.get("tableObjJson") or m.get("tableObjAfterJson")
+            params = thrift_json_field(obj, _TABLE_PARAMETERS)
+        return self.topics.topic(e.eventType, e.dbName, e.tableName, params if isinstance(params, dict) else None)
+
+    def message(self, e: NotificationEvent) -> BusMessage:
+        m = log_message(e)
+        return BusMessage(
+            event_id=e.eventId, event_type=e.eventType, topic=self.topic(e, m),
+            body=self.fmt.encode(self.fields(e, m)),
+            headers={HCAT_EVENT: e.eventType, HCAT_MESSAGE_VERSION: self.fmt.version,
+                     HCAT_MESSAGE_FORMAT: self.fmt.name, HCAT_EVENT_ID: str(e.eventId)},
+            event_time=e.eventTime)

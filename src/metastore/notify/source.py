@@ -1,0 +1,166 @@
+"""Readers of the notification log: the catalog in this process, or a metastore over Thrift.
+
+Both give events in id order after a given id, and raise EventsMissing when the events asked for were already
+cleaned. In-process, a reader also gets a hint when a transaction that wrote events commits, so it need not
+wait for its next poll (the hint only wakes it; it still reads through the catalog).
+"""
+
+from __future__ import annotations
+
+import threading
+import urllib.parse
+import weakref
+from typing import Any
+
+from ..catalog.errors import EventsMissing
+from ..catalog.model import NotificationEvent
+
+_hints_lock = threading.Lock()
+_hints: weakref.WeakKeyDictionary[Any, _Hints] = weakref.WeakKeyDictionary()
+
+
+class _Hints:
+    """Wakes waiters when a transaction of this process that inserted into the log commits."""
+
+    def __init__(self, engine: Any) -> None:
+        import sqlalchemy as sa
+
+        self.waiters: weakref.WeakSet[threading.Event] = weakref.WeakSet()
+        log_table = "NOTIFICATION_LOG"
+
+        def after_execute(conn, clause, *_a, **_k):  # type: ignore[no-untyped-def]
+            table = getattr(clause, "table", None)
+            if getattr(clause, "is_insert", False) and getattr(table, "name", None) == log_table:
+                conn.info["_metastore_events_written"] = True
+
+        def on_commit(conn):  # type: ignore[no-untyped-def]
+            if conn.info.pop("_metastore_events_written", False):
+                for w in list(self.waiters):
+                    w.set()
+
+        def on_rollback(conn):  # type: ignore[no-untyped-def]
+            conn.info.pop("_metastore_events_written", None)
+
+        sa.event.listen(engine, "after_execute", after_execute)
+        sa.event.listen(engine, "commit", on_commit)
+        sa.event.listen(engine, "rollback", on_rollback)
+
+
+def commit_hint(catalog: Any) -> threading.Event:
+    """An Event set whenever a transaction of this process that wrote notification events commits."""
+    engine = catalog.store.engine
+    with _hints_lock:
+        h = _hints.get(engine)
+        if h is None:
+            h = _hints[engine] = _Hints(engine)
+    ev = threading.Event()
+    h.waiters.add(ev)
+    return ev
+
+
+class LogSource:
+    """Where subscribers without a broker, and the relay, read events."""
+
+    describe = "log"
+
+    def next(self, after: int, limit: int) -> list[NotificationEvent]:
+        raise NotImplementedError
+
+    def current(self) -> int:
+        raise NotImplementedError
+
+    def oldest(self) -> int | None:
+        raise NotImplementedError
+
+    def wait(self, timeout: float) -> None:
+        threading.Event().wait(timeout)
+
+    def close(self) -> None:
+        pass
+
+
+class CatalogSource(LogSource):
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+        self.hint = commit_hint(catalog)
+        self.describe = catalog.store.engine.url.render_as_string(hide_password=True)
+
+    def next(self, after: int, limit: int) -> list[NotificationEvent]:
+        self.hint.clear()
+        return self.catalog.next_notifications(after, limit)
+
+    def current(self) -> int:
+        return self.catalog.current_event_id()
+
+    def oldest(self) -> int | None:
+        return self.catalog.oldest_event_id()
+
+    def wait(self, timeout: float) -> None:
+        self.hint.wait(timeout)
+
+
+class ThriftSource(LogSource):
+    """get_next_notification on a metastore at thrift://HOST:PORT."""
+
+    def __init__(self, url: str, timeout: float = 30.0) -> None:
+        p = urllib.parse.urlsplit(url)
+        self.host, self.port = p.hostname or "127.0.0.1", p.port or 9083
+        self.timeout = timeout
+        self.describe = f"thrift://{self.host}:{self.port}"
+        self._client: Any = None
+
+    def _c(self) -> Any:
+        if self._client is None:
+            from thriftpy2.rpc import make_client
+
+            from ..thrift import hms
+            try:
+                self._client = make_client(hms.ThriftHiveMetastore, self.host, self.port,
+                                           timeout=int(self.timeout * 1000))
+            except Exception as e:  # noqa: BLE001 - thriftpy2 raises transport errors of its own
+                raise ConnectionError(f"{self.describe}: {e}") from e
+        return self._client
+
+    def _call(self, fn: str, *args: Any) -> Any:
+        try:
+            return getattr(self._c(), fn)(*args)
+        except Exception as e:  # noqa: BLE001
+            text = str(getattr(e, "message", None) or e)
+            if "events missing" in text:
+                raise EventsMissing(text.split("MetaException: ", 1)[-1]) from None
+            self.close()
+            if isinstance(e, ConnectionError):
+                raise
+            raise ConnectionError(f"{self.describe}: {type(e).__name__}: {text}") from e
+
+    def next(self, after: int, limit: int) -> list[NotificationEvent]:
+        from ..thrift import hms
+        resp = self._call("get_next_notification", hms.NotificationEventRequest(lastEvent=after, maxEvents=limit))
+        return [NotificationEvent(e.eventId, e.eventTime, e.eventType, e.dbName, e.tableName, e.message or "",
+                                  e.messageFormat or "", getattr(e, "catName", None)) for e in (resp.events or [])]
+
+    def current(self) -> int:
+        return int(self._call("get_current_notificationEventId").eventId)
+
+    def oldest(self) -> int | None:
+        return None
+
+    def close(self) -> None:
+        if self._client is not None:
+            try:
+                self._client.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self._client = None
+
+
+def open_source(source: Any) -> LogSource:
+    """A LogSource from a Catalog, a LogSource, or a thrift:// URL."""
+    if isinstance(source, LogSource):
+        return source
+    if source is None or isinstance(source, str):
+        url = source or "thrift://127.0.0.1:9083"
+        if not url.startswith("thrift://"):
+            raise ValueError(f"a log source is a Catalog or a thrift:// URL, not {url!r}")
+        return ThriftSource(url)
+    return CatalogSource(source)

@@ -1,0 +1,159 @@
+"""Queries of the lock manager's tables (HIVE_LOCKS, TXNS, NEXT_LOCK_ID, NEXT_TXN_ID).
+
+Run inside a store write transaction (Store.write), which serializes writers across server processes, so
+a read-check-write here (allocating an id, granting a lock) cannot race another server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from . import schema as s
+
+L = s.hive_locks.c
+T = s.txns.c
+
+
+@dataclass
+class LockRow:
+    ext_id: int
+    int_id: int
+    txnid: int
+    db: str
+    table: str | None
+    partition: str | None
+    state: str  # 'a' | 'w'
+    type: str  # 'r' | 'w' | 'x' | 'e'
+    last_heartbeat: int
+    acquired_at: int | None
+    user: str
+    host: str
+    heartbeat_count: int
+    agent_info: str | None
+
+
+@dataclass
+class TxnRow:
+    id: int
+    state: str  # 'o' | 'a' | 'c'
+    started: int
+    last_heartbeat: int
+    user: str
+    host: str
+    agent_info: str | None
+
+
+def _lock(r: Any) -> LockRow:
+    return LockRow(int(r.HL_LOCK_EXT_ID), int(r.HL_LOCK_INT_ID), int(r.HL_TXNID or 0), r.HL_DB, r.HL_TABLE,
+                   r.HL_PARTITION, r.HL_LOCK_STATE, r.HL_LOCK_TYPE, int(r.HL_LAST_HEARTBEAT), r.HL_ACQUIRED_AT,
+                   r.HL_USER, r.HL_HOST, int(r.HL_HEARTBEAT_COUNT or 0), r.HL_AGENT_INFO)
+
+
+def _txn(r: Any) -> TxnRow:
+    return TxnRow(int(r.TXN_ID), r.TXN_STATE, int(r.TXN_STARTED), int(r.TXN_LAST_HEARTBEAT), r.TXN_USER, r.TXN_HOST,
+                  r.TXN_AGENT_INFO)
+
+
+class LockQueries:
+    def __init__(self, conn: sa.Connection) -> None:
+        self.conn = conn
+
+    # ---- ids ------------------------------------------------------------------------------------------
+
+    def _next(self, table: sa.Table, col: str, n: int) -> int:
+        c = table.c[col]
+        cur = self.conn.execute(sa.select(c)).scalar()
+        if cur is None:  # a store made without the migration's seed row
+            cur = 1
+            self.conn.execute(table.insert().values({col: cur + n}))
+        else:
+            self.conn.execute(table.update().values({col: int(cur) + n}))
+        return int(cur)
+
+    def next_lock_id(self) -> int:
+        return self._next(s.next_lock_id, "NL_NEXT", 1)
+
+    def next_txn_ids(self, n: int) -> int:
+        """The first of n fresh transaction ids."""
+        return self._next(s.next_txn_id, "NTXN_NEXT", n)
+
+    def txn_high_water_mark(self) -> int:
+        cur = self.conn.execute(sa.select(s.next_txn_id.c.NTXN_NEXT)).scalar()
+        return int(cur or 1) - 1
+
+    # ---- locks ----------------------------------------------------------------------------------------
+
+    def insert_locks(self, rows: Sequence[dict[str, Any]]) -> None:
+        self.conn.execute(s.hive_locks.insert(), list(rows))
+
+    def locks(self, ext_id: int | None = None, db: str | None = None, table: str | None = None,
+              partition: str | None = None, txnid: int | None = None) -> list[LockRow]:
+        q = sa.select(s.hive_locks).order_by(L.HL_LOCK_EXT_ID, L.HL_LOCK_INT_ID)
+        if ext_id is not None:
+            q = q.where(L.HL_LOCK_EXT_ID == ext_id)
+        if db is not None:
+            q = q.where(L.HL_DB == db)
+        if table is not None:
+            q = q.where(L.HL_TABLE == table)
+        if partition is not None:
+            q = q.where(L.HL_PARTITION == partition)
+        if txnid is not None:
+            q = q.where(L.HL_TXNID == txnid)
+        return [_lock(r) for r in self.conn.execute(q)]
+
+    def locks_in_dbs(self, dbs: Sequence[str], before: int) -> list[LockRow]:
+        """Every lock on these databases that could block lock `before`: earlier ones, and granted ones."""
+        q = sa.select(s.hive_locks).where(L.HL_DB.in_(list(dbs)), L.HL_LOCK_EXT_ID != before,
+                                          sa.or_(L.HL_LOCK_EXT_ID < before, L.HL_LOCK_STATE == "a"))
+        return [_lock(r) for r in self.conn.execute(q.order_by(L.HL_LOCK_EXT_ID, L.HL_LOCK_INT_ID))]
+
+    def acquire(self, ext_id: int, now: int) -> None:
+        self.conn.execute(s.hive_locks.update().where(L.HL_LOCK_EXT_ID == ext_id).values(
+            HL_LOCK_STATE="a", HL_ACQUIRED_AT=now))
+
+    def heartbeat_lock(self, ext_id: int, now: int) -> int:
+        return self.conn.execute(s.hive_locks.update().where(L.HL_LOCK_EXT_ID == ext_id).values(
+            HL_LAST_HEARTBEAT=now, HL_HEARTBEAT_COUNT=sa.func.coalesce(L.HL_HEARTBEAT_COUNT, 0) + 1)).rowcount
+
+    def delete_lock(self, ext_id: int) -> int:
+        return self.conn.execute(s.hive_locks.delete().where(L.HL_LOCK_EXT_ID == ext_id)).rowcount
+
+    def delete_txn_locks(self, txnid: int) -> int:
+        return self.conn.execute(s.hive_locks.delete().where(L.HL_TXNID == txnid)).rowcount
+
+    def expire_locks(self, older_than: int) -> int:
+        """Drop the locks outside transactions whose holder stopped heartbeating before `older_than`."""
+        return self.conn.execute(s.hive_locks.delete().where(L.HL_TXNID == 0,
+                                                             L.HL_LAST_HEARTBEAT < older_than)).rowcount
+
+    # ---- transactions ---------------------------------------------------------------------------------
+
+    def insert_txns(self, rows: Sequence[dict[str, Any]]) -> None:
+        self.conn.execute(s.txns.insert(), list(rows))
+
+    def txn(self, txnid: int) -> TxnRow | None:
+        r = self.conn.execute(sa.select(s.txns).where(T.TXN_ID == txnid)).first()
+        return _txn(r) if r is not None else None
+
+    def txns(self, states: Sequence[str]) -> list[TxnRow]:
+        q = sa.select(s.txns).where(T.TXN_STATE.in_(list(states))).order_by(T.TXN_ID)
+        return [_txn(r) for r in self.conn.execute(q)]
+
+    def set_txn_state(self, txnid: int, state: str) -> None:
+        self.conn.execute(s.txns.update().where(T.TXN_ID == txnid).values(TXN_STATE=state))
+
+    def heartbeat_txn(self, txnid: int, now: int) -> None:
+        self.conn.execute(s.txns.update().where(T.TXN_ID == txnid).values(TXN_LAST_HEARTBEAT=now))
+
+    def expire_txns(self, older_than: int) -> list[int]:
+        """Abort the open transactions whose holder stopped heartbeating before `older_than`; their ids."""
+        ids = [int(i) for i in self.conn.execute(sa.select(T.TXN_ID).where(
+            T.TXN_STATE == "o", T.TXN_LAST_HEARTBEAT < older_than)).scalars()]
+        if ids:
+            self.conn.execute(s.txns.update().where(T.TXN_ID.in_(ids)).values(TXN_STATE="a"))
+            self.conn.execute(s.hive_locks.delete().where(L.HL_TXNID.in_(ids)))
+        return ids

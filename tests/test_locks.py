@@ -1,0 +1,239 @@
+"""Hive's lock API (lock, check_lock, unlock, heartbeat, show_locks) and minimal transactions, per backend,
+through real `metastore serve` processes: compatibility, request order, errors, expiry, several servers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hive_metastore.ttypes import (AbortTxnRequest, CheckLockRequest, CommitTxnRequest, HeartbeatRequest,
+                                   LockComponent, LockLevel, LockRequest, LockState, LockType,
+                                   NoSuchLockException, NoSuchTxnException, OpenTxnRequest, ShowLocksRequest,
+                                   TxnAbortedException, TxnOpenException, UnlockRequest)
+
+from conftest import Client, Database, Server, unique
+
+R, W, X = LockType.SHARED_READ, LockType.SHARED_WRITE, LockType.EXCLUSIVE
+A, WAIT = LockState.ACQUIRED, LockState.WAITING
+
+
+def comp(type_: int, db: str, table: str | None = None, part: str | None = None) -> LockComponent:
+    level = LockLevel.PARTITION if part else LockLevel.TABLE if table else LockLevel.DB
+    return LockComponent(type=type_, level=level, dbname=db, tablename=table, partitionname=part)
+
+
+def lock(c: Client, *comps: LockComponent, txnid: int | None = None):  # type: ignore[no-untyped-def]
+    return c.lock(LockRequest(component=list(comps), txnid=txnid, user="u", hostname="h", agentInfo="test"))
+
+
+def state(c: Client, lockid: int) -> int:
+    return c.check_lock(CheckLockRequest(lockid=lockid)).state
+
+
+def mine(c: Client, db: str) -> list:  # type: ignore[type-arg]
+    return c.show_locks(ShowLocksRequest(dbname=db)).locks or []
+
+
+@pytest.mark.parametrize("first,second,ok", [
+    (R, R, True), (R, W, True), (R, X, False),
+    (W, R, True), (W, W, False), (W, X, False),
+    (X, R, False), (X, W, False), (X, X, False)])
+def test_compatibility(client: Client, first: int, second: int, ok: bool) -> None:
+    db = unique("db")
+    a = lock(client, comp(first, db, "t"))
+    assert a.state == A
+    b = lock(client, comp(second, db, "t"))
+    assert b.state == (A if ok else WAIT)
+    assert state(client, b.lockid) == (A if ok else WAIT)
+    client.unlock(UnlockRequest(lockid=a.lockid))
+    assert state(client, b.lockid) == A
+    client.unlock(UnlockRequest(lockid=b.lockid))
+    assert mine(client, db) == []
+
+
+def test_hierarchy(client: Client) -> None:
+    db = unique("db")
+    t = lock(client, comp(X, db, "t"))
+    assert lock(client, comp(R, db, "other")).state == A  # another table
+    p = lock(client, comp(R, db, "t", "p=1"))  # a partition of the locked table
+    assert p.state == WAIT
+    d = lock(client, comp(R, db))  # the database
+    assert d.state == WAIT
+    assert lock(client, comp(X, unique("db"))).state == A  # another database
+    client.unlock(UnlockRequest(lockid=t.lockid))
+    assert state(client, p.lockid) == A and state(client, d.lockid) == A
+    client.unlock(UnlockRequest(lockid=d.lockid))
+    # partitions: distinct ones do not conflict, the table lock does
+    q1 = lock(client, comp(X, db, "u", "p=1"))
+    q2 = lock(client, comp(X, db, "u", "p=2"))
+    assert q1.state == A and q2.state == A
+    assert lock(client, comp(W, db, "u")).state == WAIT
+    assert lock(client, comp(X, db, "u", "p=1")).state == WAIT
+
+
+def test_all_or_nothing(client: Client) -> None:
+    db = unique("db")
+    held = lock(client, comp(X, db, "b"))
+    both = lock(client, comp(X, db, "a"), comp(X, db, "b"))
+    assert both.state == WAIT
+    # nothing of the waiting request is granted: another request for table a is not blocked by it... but it
+    # was requested earlier, so a later conflicting request waits (request order)
+    assert lock(client, comp(R, db, "a")).state == WAIT
+    locks = {(x.lockid, x.tablename): x for x in mine(client, db)}
+    assert locks[(both.lockid, "a")].state == WAIT and locks[(both.lockid, "b")].state == WAIT
+    assert locks[(both.lockid, "a")].blockedByExtId == held.lockid
+    client.unlock(UnlockRequest(lockid=held.lockid))
+    assert state(client, both.lockid) == A
+
+
+def test_request_order(client: Client) -> None:
+    db = unique("db")
+    r1 = lock(client, comp(R, db, "t"))
+    x = lock(client, comp(X, db, "t"))
+    assert x.state == WAIT
+    r2 = lock(client, comp(R, db, "t"))  # compatible with r1, but must not overtake the waiting x
+    assert r2.state == WAIT
+    client.unlock(UnlockRequest(lockid=r1.lockid))
+    assert state(client, r2.lockid) == WAIT  # x comes first
+    assert state(client, x.lockid) == A
+    client.unlock(UnlockRequest(lockid=x.lockid))
+    assert state(client, r2.lockid) == A
+
+
+def test_errors(client: Client) -> None:
+    with pytest.raises(NoSuchLockException, match="No such lock lockid:987654321"):
+        client.unlock(UnlockRequest(lockid=987654321))
+    with pytest.raises(NoSuchLockException):
+        client.check_lock(CheckLockRequest(lockid=987654321))
+    with pytest.raises(NoSuchLockException):
+        client.heartbeat(HeartbeatRequest(lockid=987654321))
+    with pytest.raises(NoSuchTxnException):
+        client.heartbeat(HeartbeatRequest(txnid=987654321))
+    with pytest.raises(NoSuchTxnException):
+        client.commit_txn(CommitTxnRequest(txnid=987654321))
+    with pytest.raises(NoSuchTxnException):
+        client.abort_txn(AbortTxnRequest(txnid=987654321))
+    a = lock(client, comp(X, unique("db"), "t"))
+    client.heartbeat(HeartbeatRequest(lockid=a.lockid))
+    client.unlock(UnlockRequest(lockid=a.lockid))
+    with pytest.raises(NoSuchLockException):
+        client.unlock(UnlockRequest(lockid=a.lockid))
+
+
+def test_transactions(client: Client) -> None:
+    db = unique("db")
+    ids = client.open_txns(OpenTxnRequest(num_txns=2, user="u", hostname="h")).txn_ids
+    assert len(ids) == 2 and ids[1] == ids[0] + 1
+    got = client.get_open_txns()
+    assert set(ids) <= set(got.open_txns) and got.txn_high_water_mark >= ids[1]
+    t1, t2 = ids
+    a = lock(client, comp(X, db, "t"), txnid=t1)
+    assert a.state == A
+    assert lock(client, comp(X, db, "t"), txnid=t1).state == A  # one transaction's locks do not conflict
+    b = lock(client, comp(R, db, "t"), txnid=t2)
+    assert b.state == WAIT
+    with pytest.raises(TxnOpenException):
+        client.unlock(UnlockRequest(lockid=a.lockid))
+    client.heartbeat(HeartbeatRequest(txnid=t1))
+    client.commit_txn(CommitTxnRequest(txnid=t1))  # releases t1's locks
+    assert state(client, b.lockid) == A
+    client.abort_txn(AbortTxnRequest(txnid=t2))
+    assert mine(client, db) == []
+    with pytest.raises(TxnAbortedException):
+        client.commit_txn(CommitTxnRequest(txnid=t2))
+    with pytest.raises(TxnAbortedException):
+        client.heartbeat(HeartbeatRequest(txnid=t2))
+    with pytest.raises(TxnAbortedException):
+        lock(client, comp(R, db, "t"), txnid=t2)
+    got = client.get_open_txns()
+    assert t1 not in got.open_txns and t2 in got.open_txns
+    i = got.open_txns.index(t2)
+    assert got.abortedBits[i // 8] & (1 << (i % 8))
+
+
+@pytest.fixture(scope="module")
+def short_timeout(database: Database, tmp_path_factory: pytest.TempPathFactory,
+                  monkeypatch_module: pytest.MonkeyPatch) -> Iterator[tuple[Server, Server]]:
+    """Two servers on one database, with a 2 s lock timeout."""
+    monkeypatch_module.setenv("METASTORE_TXN_TIMEOUT", "2s")
+    a = Server(database, tmp_path_factory.mktemp("a")).start()
+    b = Server(database, tmp_path_factory.mktemp("b")).start()
+    monkeypatch_module.delenv("METASTORE_TXN_TIMEOUT")
+    yield a, b
+    a.stop()
+    b.stop()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module() -> Iterator[pytest.MonkeyPatch]:
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def test_two_servers_one_database(short_timeout: tuple[Server, Server]) -> None:
+    ca, cb = Client(short_timeout[0].port), Client(short_timeout[1].port)
+    try:
+        db = unique("db")
+        a = lock(ca, comp(X, db, "t"))
+        assert a.state == A
+        b = lock(cb, comp(X, db, "t"))
+        assert b.state == WAIT and b.lockid != a.lockid
+        assert {x.lockid for x in mine(cb, db)} == {a.lockid, b.lockid}
+        ca.heartbeat(HeartbeatRequest(lockid=a.lockid))
+        assert state(cb, b.lockid) == WAIT
+        ca.unlock(UnlockRequest(lockid=a.lockid))
+        assert state(cb, b.lockid) == A
+        cb.unlock(UnlockRequest(lockid=b.lockid))
+    finally:
+        ca.close()
+        cb.close()
+
+
+def test_timeout_releases_a_dead_holder(short_timeout: tuple[Server, Server]) -> None:
+    ca, cb = Client(short_timeout[0].port), Client(short_timeout[1].port)
+    try:
+        db = unique("db")
+        dead = lock(ca, comp(X, db, "t"))
+        live = lock(cb, comp(X, db, "t"))
+        t0 = time.time()
+        while state(cb, live.lockid) == WAIT:  # polling heartbeats the waiting lock, not the dead one
+            assert time.time() - t0 < 15
+            time.sleep(0.2)
+        assert 1.5 < time.time() - t0 < 6
+        with pytest.raises(NoSuchLockException):
+            ca.unlock(UnlockRequest(lockid=dead.lockid))
+        # a heartbeating holder keeps its lock past the timeout
+        other = lock(ca, comp(X, db, "t2"))
+        for _ in range(4):
+            time.sleep(1)
+            ca.heartbeat(HeartbeatRequest(lockid=other.lockid))
+        assert [x.lockid for x in mine(cb, db) if x.tablename == "t2"] == [other.lockid]
+        # an open transaction that stops heartbeating is aborted, its locks released
+        txn = ca.open_txns(OpenTxnRequest(num_txns=1, user="u", hostname="h")).txn_ids[0]
+        lock(ca, comp(X, db, "t3"), txnid=txn)
+        time.sleep(2.5)
+        assert lock(cb, comp(X, db, "t3")).state == A
+        with pytest.raises(TxnAbortedException):
+            ca.commit_txn(CommitTxnRequest(txnid=txn))
+    finally:
+        ca.close()
+        cb.close()
+
+
+def test_locks_survive_a_restart(database: Database, tmp_path: Path) -> None:
+    srv = Server(database, tmp_path).start()
+    try:
+        c = Client(srv.port)
+        db = unique("db")
+        a = lock(c, comp(X, db, "t"))
+        c.close()
+        srv.kill()
+        srv.start()
+        c = Client(srv.port)
+        assert [x.lockid for x in mine(c, db)] == [a.lockid]
+        assert lock(c, comp(R, db, "t")).state == WAIT
+        c.close()
+    finally:
+        srv.stop()

@@ -1,0 +1,167 @@
+"""Notifications through RabbitMQ over AMQP 0-9-1 (the machine's service on 127.0.0.1:5672, guest/guest).
+
+Messages go to the topic exchange amq.topic with HCatalog's topic as routing key; a subscriber's durable
+queue keeps them while it is away. Checked: the same topics, bodies and HCAT_* properties as on ActiveMQ;
+nothing lost when the relay is killed with SIGKILL mid-stream and when the broker stops and starts again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Client, unique
+from notify_support import (BusServer, Collector, check_all_delivered, check_hcat_body, local_catalog,
+                            produce_events, rabbitmq_broker, scripted_ddl, wait_for)
+
+_ = rabbitmq_broker  # the fixture
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+EVENTS = 10_000
+
+
+@pytest.fixture(scope="module")
+def amqp_server(rabbitmq_broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusServer]:
+    tmp = tmp_path_factory.mktemp("amqp-serve")
+    srv = BusServer(tmp, f"sqlite:///{tmp / 'ms.db'}", "--bus", rabbitmq_broker).start()
+    yield srv
+    srv.stop()
+
+
+def test_amqp_messages(amqp_server: BusServer, rabbitmq_broker: str) -> None:
+    import pika
+
+    from metastore.notify import subscribe
+
+    db = unique("amqp")
+    got = Collector()
+    sub = subscribe(["hcat", f"hcat.{db}.#"], got, bus=rabbitmq_broker)
+    # a plain AMQP consumer too: the message as any AMQP client sees it
+    conn = pika.BlockingConnection(pika.URLParameters(rabbitmq_broker))
+    ch = conn.channel()
+    q = ch.queue_declare("", exclusive=True).method.queue
+    ch.queue_bind(q, "amq.topic", routing_key=f"hcat.{db}.*")
+    try:
+        assert sub.ready.wait(20)
+        c = Client(amqp_server.port)
+        try:
+            expected = scripted_ddl(c, db)
+        finally:
+            c.close()
+        assert got.wait(len(expected), 30)
+        time.sleep(0.3)
+        mine = [m for m in got.messages if m.topic != "hcat" or m.fields()["db"] == db]
+        assert [(m.topic, m.event_type) for m in mine] == [(e["topic"], e["type"]) for e in expected]
+        for m, e in zip(mine, expected):
+            assert m.headers["HCAT_MESSAGE_VERSION"] == "0.1" and m.headers["HCAT_MESSAGE_FORMAT"] == "json"
+            assert m.headers["HCAT_EVENT"] == e["type"] and int(m.headers["HCAT_EVENT_ID"]) == m.event_id
+            check_hcat_body(m.fields(), e, server=amqp_server.uri)
+        method, props, body = ch.basic_get(q, auto_ack=True)
+        assert method is not None and method.routing_key == f"hcat.{db}.clicks"
+        assert props.content_type == "text/plain" and props.delivery_mode == 2
+        assert props.headers["HCAT_EVENT"] == "ADD_PARTITION" and props.message_id == props.headers["HCAT_EVENT_ID"]
+        assert body.decode().startswith('{"timestamp":')
+    finally:
+        conn.close()
+        sub.stop()
+        sub.join(10)
+
+
+def test_relay_sigkill_loses_nothing(rabbitmq_broker: str, tmp_path: Path) -> None:
+    from metastore.notify import subscribe
+
+    cat = local_catalog(tmp_path)
+    db_url = f"sqlite:///{tmp_path / 'ms.db'}"
+    relay = BusServer(tmp_path, db_url, "--bus", rabbitmq_broker, "--from", "0", "--lease", "2", "--batch", "200",
+                      command="relay").start()
+    got = Collector()
+    sub = subscribe(["hcat.#"], got, bus=rabbitmq_broker, name=f"kill-{uuid.uuid4().hex[:8]}")
+    try:
+        assert sub.ready.wait(20)
+        producer = threading.Thread(target=produce_events, args=(cat, EVENTS))
+        producer.start()
+        for threshold in (2000, 5000):
+            assert wait_for(lambda: len(got.messages) >= threshold, 60), relay.output()[-3000:]
+            relay.kill()
+            relay = BusServer(tmp_path, db_url, "--bus", rabbitmq_broker, "--lease", "2", "--batch", "200",
+                              command="relay").start()
+        producer.join(120)
+        assert got.wait(EVENTS, 120), (len(got.messages), relay.output()[-3000:])
+        time.sleep(1)
+        check_all_delivered(cat, got, EVENTS)
+    finally:
+        relay.stop()
+        sub.stop(forget=True)
+        try:
+            sub.join(15)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _rabbitmqctl(*args: str) -> bool:
+    try:
+        return subprocess.run(["rabbitmqctl", *args], capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def test_broker_outage_loses_nothing(rabbitmq_broker: str, tmp_path: Path) -> None:
+    from metastore.notify import subscribe
+
+    if not _rabbitmqctl("status"):
+        pytest.skip("rabbitmqctl cannot control the local RabbitMQ")
+    cat = local_catalog(tmp_path)
+    relay = BusServer(tmp_path, f"sqlite:///{tmp_path / 'ms.db'}", "--bus", rabbitmq_broker, "--from", "0",
+                      command="relay").start()
+    got = Collector()
+    sub = subscribe(["hcat.#"], got, bus=rabbitmq_broker, name=f"outage-{uuid.uuid4().hex[:8]}")
+    try:
+        assert sub.ready.wait(20)
+        producer = threading.Thread(target=produce_events, args=(cat, EVENTS), kwargs={"rate": 700})
+        producer.start()
+        assert wait_for(lambda: len(got.messages) >= 1000, 30), relay.output()
+        assert _rabbitmqctl("stop_app")
+        time.sleep(20)
+        assert _rabbitmqctl("start_app")
+        producer.join(120)
+        assert got.wait(EVENTS, 120), (len(got.messages), relay.output()[-3000:])
+        time.sleep(1)
+        assert sub.reconnects >= 1 and "broker unavailable" in relay.output()
+        check_all_delivered(cat, got, EVENTS)
+    finally:
+        _rabbitmqctl("start_app")
+        relay.stop()
+        sub.stop(forget=True)
+        try:
+            sub.join(15)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def test_benchmark_smoke(rabbitmq_broker: str, tmp_path: Path) -> None:
+    """bench/notify.py runs and reports its figures (a short run on RabbitMQ)."""
+    import json
+    import sys
+
+    from conftest import ROOT
+
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "notify.py"), "--brokers", "rabbitmq", "--events", "300",
+                        "--latency-seconds", "1", "--rate", "20", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads((tmp_path / "notify.json").read_text())["brokers"]["rabbitmq"]
+    assert res["drain"]["events"] == 300 and res["drain"]["events_per_s"] > 0
+    assert res["latency"]["n"] >= 10 and res["latency"]["p50_ms"] > 0
+    assert "| rabbitmq |" in (tmp_path / "notify.md").read_text()
+
+
+def test_durable_subscription(rabbitmq_broker: str) -> None:
+    from notify_support import check_durable_subscription
+    check_durable_subscription(rabbitmq_broker)
