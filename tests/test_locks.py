@@ -237,3 +237,13 @@ def test_locks_survive_a_restart(database: Database, tmp_path: Path) -> None:
         c.close()
     finally:
         srv.stop()
+
+
+def test_timeout_setting(tmp_path: Path) -> None:
+    from metastore import config
+    assert config.load(env={}).txn_timeout == "300s"
+    assert config.load(env={"METASTORE_TXN_TIMEOUT": "2s"}).txn_timeout == "2s"
+    site = tmp_path / "hive-site.xml"
+    site.write_text("<configuration><property><name>metastore.txn.timeout</name><value>45s</value></property>"
+                    "</configuration>")
+    assert config.load(str(site), env={}).txn_timeout == "45s"

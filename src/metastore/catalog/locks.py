@@ -155,8 +155,8 @@ class Locks:
                 "HL_TABLE": c.table.lower() if c.level >= TABLE and c.table else None,
                 "HL_PARTITION": c.partition if c.level == PARTITION else None, "HL_LOCK_STATE": "w",
                 "HL_LOCK_TYPE": _TYPE_CODE[c.type], "HL_LAST_HEARTBEAT": now, "HL_ACQUIRED_AT": None,
-                "HL_USER": user or "", "HL_HOST": host or "", "HL_HEARTBEAT_COUNT": 0,
-                "HL_AGENT_INFO": agent_info} for i, c in enumerate(components, 1)])
+                "HL_USER": (user or "")[:128], "HL_HOST": (host or "")[:128], "HL_HEARTBEAT_COUNT": 0,
+                "HL_AGENT_INFO": agent_info[:128] if agent_info else None} for i, c in enumerate(components, 1)])
             return ext, self._evaluate(q, q.locks(ext_id=ext), now)
 
     @staticmethod
@@ -256,7 +256,8 @@ class Locks:
             first = q.next_txn_ids(n)
             ids = list(range(first, first + n))
             q.insert_txns([{"TXN_ID": i, "TXN_STATE": "o", "TXN_STARTED": now, "TXN_LAST_HEARTBEAT": now,
-                            "TXN_USER": user or "", "TXN_HOST": host or "", "TXN_AGENT_INFO": agent_info}
+                            "TXN_USER": (user or "")[:128], "TXN_HOST": (host or "")[:128],
+                            "TXN_AGENT_INFO": agent_info[:128] if agent_info else None}
                            for i in ids])
             return ids
 
