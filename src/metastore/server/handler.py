@@ -541,8 +541,9 @@ class Handler:
         ids = []
         for ins in inserts:
             vals = ins.partitionVal or rqst.partitionVals
-            ids.append(self.catalog.fire_insert_event(_db(rqst.dbName), rqst.tableName or "", vals,
-                                                      bool(ins.replace), ins.filesAdded or []))
+            # Hive 2.3 layout: files in field 1; Hive 3+: field 1 was its replace flag, files are field 2.
+            files = ins.filesAdded if ins.filesAdded is not None else (ins.filesAddedChecksum or [])
+            ids.append(self.catalog.fire_insert_event(_db(rqst.dbName), rqst.tableName or "", vals, False, files))
         return hms.FireEventResponse(eventIds=ids)
 
     def get_current_notificationEventId(self) -> Any:

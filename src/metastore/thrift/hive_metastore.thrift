@@ -628,13 +628,14 @@ struct GetOpenTxnsResponse {
   4: required binary abortedBits
 }
 
-// Insert events (fire_listener_event). Hive 2.3 numbered InsertEventRequestData differently (filesAdded
-// was field 1, a list); a 2.3 client's field 1 is skipped here for its type and its checksums (field 2)
-// arrive as filesAdded, which only feeds the message's file list.
+// Insert events (fire_listener_event). Hive 2.3 (Spark's client) and Hive 3+ number InsertEventRequestData
+// differently: 2.3 has filesAdded = 1 and filesAddedChecksum = 2 (both lists); 3+ has replace = 1 (bool),
+// filesAdded = 2, filesAddedChecksum = 3, subDirectoryList = 4, partitionVal = 5. The 2.3 layout is declared
+// here; a 3+ client's field 1 is skipped for its type and its files arrive in field 2 (see the handler).
 struct InsertEventRequestData {
-  1: bool replace,
-  2: list<string> filesAdded,
-  3: list<string> filesAddedChecksum,
+  1: list<string> filesAdded,
+  2: list<string> filesAddedChecksum,
+  3: list<string> filesAddedChecksumV3,
   4: list<string> subDirectoryList,
   5: list<string> partitionVal
 }
