@@ -99,7 +99,8 @@ def rows_for(p: Params) -> list[Row]:
         Row("get_partitions", f"get_partitions, {n} partitions (wire, median)", "ms", "lower"),
         Row("get_partitions_by_filter", f"get_partitions_by_filter, 1% ({one} of {n}) (wire, median)", "ms",
             "lower"),
-        Row("rss", f"server RSS after the {n}-partition run", "MiB", "lower"),
+        Row("rss", f"server memory (RSS; PSS summed over worker processes) after the {n}-partition run", "MiB",
+            "lower"),
     ]
 
 
@@ -651,17 +652,30 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
+def _pss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def rss_mib(pid: int) -> dict[str, Any]:
-    """VmRSS (and VmHWM) summed over the server's process tree."""
+    """The server's resident memory. With several processes (forked workers) the reported figure is PSS
+    summed over them: RSS summed would count the pages they share after fork once per process. For one
+    process PSS and RSS nearly agree; both sums are in the JSON."""
     total = {"VmRSS": 0.0, "VmHWM": 0.0}
     pids = _tree(pid)
+    pss = 0.0
     for p in pids:
         with open(f"/proc/{p}/status") as f:
             for line in f:
                 k, _, v = line.partition(":")
                 if k in total:
                     total[k] += int(v.split()[0]) / 1024
-    return {"rss_mib": total["VmRSS"], "peak_rss_mib": total["VmHWM"], "pid": pid, "processes": len(pids)}
+        pss += _pss_mib(p)
+    return {"rss_mib": pss if len(pids) > 1 else total["VmRSS"], "pss_mib": pss, "rss_sum_mib": total["VmRSS"],
+            "peak_rss_mib": total["VmHWM"], "pid": pid, "processes": len(pids)}
 
 
 def run_target(target: Any, p: Params) -> dict[str, Any]:
@@ -772,7 +786,7 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         lines.append("")
     lines += ["Times on the wire are measured from the request's first byte to the reply's last on a persistent "
               "connection (decoding not included; `client_call_ms` in results.json includes it). Calls/s are "
-              "medians over fixed windows; add_partitions is one run; RSS is VmRSS from /proc, summed over the server's processes.", ""]
+              "medians over fixed windows; add_partitions is one run; memory is VmRSS from /proc for one process, PSS summed over the processes of a server with workers.", ""]
     return "\n".join(lines)
 
 
