@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import InvalidObject, MetaError
+from .errors import MetaError
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 MAX_NAME_LENGTH = 128

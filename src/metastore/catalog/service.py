@@ -25,8 +25,8 @@ from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
 from .locks import Locks
 from .errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, InvalidOperation, MetaError,
                      NoSuchObject, UnknownDB)
-from .names import (DEFAULT_PARTITION_NAME, INTEGRAL_TYPES, bad_values_message, column_error, java_list,
-                    make_part_name, part_vals_from_name, split_part_name, valid_name)
+from .names import (INTEGRAL_TYPES, bad_values_message, column_error, java_list,
+                    make_part_name, part_vals_from_name, valid_name)
 from .partition_filter import FilterError, KeyColumn, keys_of, parse, to_sql
 from .warehouse import Warehouse
 
@@ -614,7 +614,7 @@ class Catalog:
             new_name = self._part_name(t, new_vals)
             refs = tx.partition_refs(ref.TBL_ID, [old_name, new_name])
             if old_name not in refs:
-                raise InvalidOperation(f"Unable to rename partition because old partition does not exist")
+                raise InvalidOperation("Unable to rename partition because old partition does not exist")
             if new_name in refs and new_name != old_name:
                 raise InvalidOperation(f"Unable to rename partition because new partition already exists: {new_name}")
             old = tx.partitions(t, names=[old_name])[0]
@@ -759,7 +759,7 @@ class Catalog:
                     raise InvalidInput(e.message) from e
                 refs = tx.partition_refs(t.id, [name])
                 if name not in refs:
-                    raise NoSuchObject(f"Partition for which stats is gathered doesn't exist.")
+                    raise NoSuchObject("Partition for which stats is gathered doesn't exist.")
                 tx.upsert_col_stats("PART_ID", refs[name].PART_ID, objs, when, stats.engine or "hive")
                 tx.bump_table_version(t.id)
 
@@ -1058,5 +1058,3 @@ def _mark_columns_accurate(params: dict[str, str], cols: Sequence[str]) -> None:
         stats[c] = "true"
     params[COLUMN_STATS_ACCURATE] = json.dumps(state, separators=(",", ":"))
 
-
-_ = (DEFAULT_PARTITION_NAME, split_part_name)  # re-exported for fronts

@@ -18,7 +18,7 @@ from thriftpy2.thrift import TApplicationException
 from .. import __version__
 from ..catalog import errors as E
 from ..catalog import model as m
-from ..catalog.names import part_vals_from_name, split_part_name
+from ..catalog.names import split_part_name
 from ..catalog.locks import Component, aborted_bits
 from ..catalog.service import Catalog
 from ..thrift import hms

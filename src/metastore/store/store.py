@@ -345,14 +345,6 @@ class Tx:
 
     # ---- tables -------------------------------------------------------------------------------------
 
-    def table_version(self, db: str, name: str) -> tuple[int, int] | None:
-        """(TBL_ID, VERSION) of a table: one indexed lookup, the key of cached serialized forms."""
-        t = s.tbls.c
-        q = (sa.select(t.TBL_ID, t.VERSION).select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID))
-             .where(s.dbs.c.NAME == db, t.TBL_NAME == name))
-        row = self.conn.execute(q).first()
-        return (row[0], row[1]) if row is not None else None
-
     def table_ref(self, db: str, name: str) -> Any:
         """(TBL_ID, DB_ID, SD_ID, CD_ID, TBL_TYPE, VERSION) of a table, or None."""
         t = s.tbls.c
