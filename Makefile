@@ -22,7 +22,7 @@ services:
 	bash scripts/brokers.sh
 
 run: $(STAMP)
-	$(BIN)/python -m metastore.demo
+	$(BIN)/python -m metastore.pipeline.demo
 
 test: $(STAMP) services
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

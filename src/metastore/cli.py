@@ -148,5 +148,9 @@ from .notify.cli import events, relay  # noqa: E402 - `metastore relay`, `metast
 main.add_command(relay)
 main.add_command(events)
 
+from .pipeline.cli import pipeline  # noqa: E402 - `metastore pipeline status`
+
+main.add_command(pipeline)
+
 if __name__ == "__main__":
     main()
