@@ -262,29 +262,25 @@ class Locks:
             return ids
 
     def abort_txn(self, txnid: int) -> None:
-        with self._tx() as tx:
-            q = LockQueries(tx.conn)
-            self._expire(q, _now_ms())
-            t = q.txn(txnid)
-            if t is None:
-                raise NoSuchTxn(f"No such transaction {_txn_name(txnid)}")
-            if t.state == "c":
-                raise NoSuchTxn(f"Transaction {_txn_name(txnid)} is already committed.")
-            if t.state == "o":
-                q.set_txn_state(txnid, "a")
-            q.delete_txn_locks(txnid)
+        self._end_txn(txnid, "a")
 
     def commit_txn(self, txnid: int) -> None:
+        self._end_txn(txnid, "c")
+
+    def _end_txn(self, txnid: int, state: str) -> None:
+        """Commit ('c') or abort ('a') a transaction and release its locks; ending it the other way is an error."""
         with self._tx() as tx:
             q = LockQueries(tx.conn)
             self._expire(q, _now_ms())
             t = q.txn(txnid)
             if t is None:
                 raise NoSuchTxn(f"No such transaction {_txn_name(txnid)}")
-            if t.state == "a":
+            if state == "a" and t.state == "c":
+                raise NoSuchTxn(f"Transaction {_txn_name(txnid)} is already committed.")
+            if state == "c" and t.state == "a":
                 raise TxnAborted(f"Transaction {_txn_name(txnid)} already aborted")
             if t.state == "o":
-                q.set_txn_state(txnid, "c")
+                q.set_txn_state(txnid, state)
             q.delete_txn_locks(txnid)
 
     def get_open_txns(self) -> OpenTxns:
