@@ -140,7 +140,8 @@ def backlog(cat: Any, n: int) -> None:
     for i in range(0, n, 100):
         with cat.store.write() as tx:
             for j in range(i, min(n, i + 100)):
-                db = m.Database(name=f"b{j}", locationUri=f"file:/tmp/b{j}", createTime=int(time.time()))
+                db = m.Database(name=f"b{j}", locationUri=cat.wh.database_location(f"b{j}"),
+                                createTime=int(time.time()))
                 tx.add_event("CREATE_DATABASE", db.name, None, cat.msg.create_database(db), cat.msg.format,
                              int(time.time()))
 

@@ -74,24 +74,46 @@ def make_database(backend: str, tmp: Path) -> Iterator[Database]:
 
 
 class Server:
-    """A `metastore serve` process."""
+    """A `metastore serve` process (or another `metastore` command on a store, such as `relay`), with extra
+    command-line arguments and environment."""
 
-    def __init__(self, db: Database, workdir: Path, port: int | None = None) -> None:
+    def __init__(self, db: Database, workdir: Path, *args: str, port: int | None = None, command: str = "serve",
+                 env: dict[str, str] | None = None) -> None:
         self.db = db
         self.workdir = workdir
         self.port = port or free_port()
+        self.rest_port = free_port()  # the Iceberg REST catalog's port: not the default, so servers never collide
+        self.command = command
+        self.args = list(args)
+        self.env = env
         self.warehouse = workdir / "warehouse"
-        self.log = workdir / f"serve-{self.port}.log"
+        self.log = workdir / f"{command}-{self.port}.log"
         self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def db_url(self) -> str:
+        return self.db.url
 
     @property
     def uri(self) -> str:
         return f"thrift://127.0.0.1:{self.port}"
 
+    @property
+    def rest_uri(self) -> str:
+        return f"http://127.0.0.1:{self.rest_port}"
+
     def start(self, timeout: float = 60) -> Server:
-        cmd = [sys.executable, "-m", "metastore.cli", "serve", "--port", str(self.port), "--db", self.db.url,
-               "--warehouse", str(self.warehouse), "--data-dir", str(self.workdir / "data")]
-        self.proc = subprocess.Popen(cmd, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, cwd=self.workdir)
+        cmd = [sys.executable, "-m", "metastore.cli", self.command, "--db", self.db.url,
+               "--data-dir", str(self.workdir / "data")]
+        if self.command == "serve":
+            cmd += ["--port", str(self.port), "--warehouse", str(self.warehouse)]
+            if "--no-rest" not in self.args and "--rest-port" not in self.args:
+                cmd += ["--rest-port", str(self.rest_port)]
+        cmd += self.args
+        self.proc = subprocess.Popen(cmd, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, cwd=self.workdir,
+                                     env=dict(os.environ, **(self.env or {})))
+        if self.command != "serve":
+            return self
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -112,12 +134,15 @@ class Server:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.proc.wait(15)
             except subprocess.TimeoutExpired:
                 self.kill()
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def output(self) -> str:
+        return self.log.read_text() if self.log.exists() else ""
 
 
 @pytest.fixture(params=BACKENDS, scope="module")
@@ -128,6 +153,12 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="module")
 def database(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Database]:
     yield from make_database(backend, tmp_path_factory.mktemp(backend))
+
+
+@pytest.fixture
+def fresh_database(backend: str, tmp_path: Path) -> Iterator[Database]:
+    """A database of the module's backend for this test alone."""
+    yield from make_database(backend, tmp_path)
 
 
 @pytest.fixture(scope="module")

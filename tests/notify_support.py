@@ -6,7 +6,6 @@ import base64
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, free_port
+from conftest import ROOT, Database, Server
 
 ACTIVEMQ_SCRIPT = ROOT / "scripts" / "activemq.sh"
 ACTIVEMQ_STOMP = "activemq://127.0.0.1:61613"
@@ -63,59 +62,16 @@ def rabbitmq_broker() -> str:
     return RABBITMQ_AMQP
 
 
-class BusServer:
-    """A `metastore serve` (or `metastore relay`) process with extra arguments."""
+class BusServer(Server):
+    """A `metastore serve` (or `metastore relay`) process on the store at db_url, with extra arguments."""
 
     def __init__(self, workdir: Path, db_url: str, *args: str, command: str = "serve",
                  env: dict[str, str] | None = None) -> None:
-        self.workdir = workdir
-        self.db_url = db_url
-        self.port = free_port()
-        self.command = command
-        self.args = list(args)
-        self.env = env
-        self.log = workdir / f"{command}-{self.port}.log"
-        self.proc: subprocess.Popen[bytes] | None = None
+        super().__init__(Database(backend_of(db_url), db_url), workdir, *args, command=command, env=env)
 
-    @property
-    def uri(self) -> str:
-        return f"thrift://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60) -> BusServer:
-        cmd = [sys.executable, "-m", "metastore.cli", self.command, "--db", self.db_url,
-               "--data-dir", str(self.workdir / "data")]
-        if self.command == "serve":
-            cmd += ["--port", str(self.port), "--warehouse", str(self.workdir / "warehouse")]
-        cmd += self.args
-        env = dict(os.environ, **(self.env or {}))
-        self.proc = subprocess.Popen(cmd, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, cwd=self.workdir,
-                                     env=env)
-        if self.command != "serve":
-            return self
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"metastore exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
-            if port_open(self.port):
-                return self
-            time.sleep(0.05)
-        raise RuntimeError(f"metastore did not listen on {self.port}:\n{self.log.read_text()[-3000:]}")
-
-    def kill(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def output(self) -> str:
-        return self.log.read_text() if self.log.exists() else ""
+def backend_of(db_url: str) -> str:
+    return "sqlite" if db_url.startswith("sqlite") else "postgres" if db_url.startswith("postgres") else "mariadb"
 
 
 def local_catalog(tmp: Path, db_url: str | None = None, **settings: Any):  # type: ignore[no-untyped-def]

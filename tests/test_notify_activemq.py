@@ -7,6 +7,7 @@
    relay (`metastore relay`) is killed with SIGKILL and restarted: the subscriber ends up with every event id,
    in log order per topic, duplicates dropped by id. A change whose transaction rolled back is never published.
 3. The per-table topic (`hcat.msgbus.topic.name`) and the prefix setting (`hcat.msgbus.topic.prefix`).
+Every test that has a store runs on each backend (SQLite, PostgreSQL, MariaDB).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Client, unique
+from conftest import Client, Database, unique
 from notify_support import (ACTIVEMQ_OPENWIRE, BusServer, Collector, activemq, activemq_broker, check_all_delivered,
                             check_hcat_body, compile_java_subscriber, local_catalog, parse_java_output, produce_events,
                             scripted_ddl, thrift_partition, thrift_table, wait_for)
@@ -34,10 +35,11 @@ EVENTS = 10_000  # events in flight in the nothing-lost tests
 
 
 @pytest.fixture(scope="module")
-def bus_server(activemq_broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusServer]:
-    """`metastore serve` on SQLite with the relay inside, publishing to ActiveMQ."""
+def bus_server(activemq_broker: str, database: Database,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusServer]:
+    """`metastore serve` on the module's store backend with the relay inside, publishing to ActiveMQ."""
     tmp = tmp_path_factory.mktemp("amq-serve")
-    srv = BusServer(tmp, f"sqlite:///{tmp / 'ms.db'}", "--bus", activemq_broker).start()
+    srv = BusServer(tmp, database.url, "--bus", activemq_broker).start()
     yield srv
     srv.stop()
 
@@ -112,13 +114,13 @@ def test_table_topic_override(bus_server: BusServer, activemq_broker: str) -> No
     assert got.messages[3].fields()["partitions"] == [{"ds": "d1", "hr": "h1"}]
 
 
-def test_topic_prefix_setting(activemq_broker: str, tmp_path: Path) -> None:
+def test_topic_prefix_setting(activemq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
     from metastore.notify import subscribe
 
     conf = tmp_path / "hive-site.xml"
     conf.write_text("<configuration><property><name>hcat.msgbus.topic.prefix</name><value>warehouse7</value>"
                     "</property></configuration>")
-    srv = BusServer(tmp_path, f"sqlite:///{tmp_path / 'p.db'}", "--bus", activemq_broker,
+    srv = BusServer(tmp_path, fresh_database.url, "--bus", activemq_broker,
                     env={"METASTORE_CONFIG": str(conf)}).start()
     got = Collector()
     sub = subscribe(["warehouse7", "warehouse7.#", "hcat", "hcat.#"], got, bus=activemq_broker)
@@ -143,11 +145,11 @@ def test_topic_prefix_setting(activemq_broker: str, tmp_path: Path) -> None:
 
 # ---- 2. nothing lost -----------------------------------------------------------------------------------
 
-def test_broker_outage_loses_nothing(activemq_broker: str, tmp_path: Path) -> None:
+def test_broker_outage_loses_nothing(activemq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
     from metastore.notify import subscribe
 
-    cat = local_catalog(tmp_path)
-    relay = BusServer(tmp_path, f"sqlite:///{tmp_path / 'ms.db'}", "--bus", activemq_broker, "--from", "0",
+    cat = local_catalog(tmp_path, fresh_database.url)
+    relay = BusServer(tmp_path, fresh_database.url, "--bus", activemq_broker, "--from", "0",
                       command="relay").start()
     got = Collector()
     sub = subscribe(["hcat.#"], got, bus=activemq_broker, name=f"outage-{uuid.uuid4().hex[:8]}")
@@ -176,11 +178,11 @@ def test_broker_outage_loses_nothing(activemq_broker: str, tmp_path: Path) -> No
         activemq("start")
 
 
-def test_relay_sigkill_loses_nothing(activemq_broker: str, tmp_path: Path) -> None:
+def test_relay_sigkill_loses_nothing(activemq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
     from metastore.notify import subscribe
 
-    cat = local_catalog(tmp_path)
-    db_url = f"sqlite:///{tmp_path / 'ms.db'}"
+    cat = local_catalog(tmp_path, fresh_database.url)
+    db_url = fresh_database.url
     relay = BusServer(tmp_path, db_url, "--bus", activemq_broker, "--from", "0", "--lease", "2",
                       "--batch", "200", command="relay").start()
     got = Collector()
@@ -212,7 +214,7 @@ def test_relay_sigkill_loses_nothing(activemq_broker: str, tmp_path: Path) -> No
             pass
 
 
-def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: Path,
+def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: Path, fresh_database: Database,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     from metastore.catalog import model as m
     from metastore.catalog.errors import CatalogError
@@ -222,7 +224,7 @@ def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: P
     from metastore.notify.relay import Relay
     from metastore.store.store import Tx
 
-    cat = local_catalog(tmp_path)
+    cat = local_catalog(tmp_path, fresh_database.url)
     relay = Relay(cat, open_broker(activemq_broker), HCatMessages(), start_at=0).start()
     got = Collector()
     sub = subscribe(["hcat", "hcat.#"], got, bus=activemq_broker)

@@ -3,6 +3,7 @@
 Messages go to the topic exchange amq.topic with HCatalog's topic as routing key; a subscriber's durable
 queue keeps them while it is away. Checked: the same topics, bodies and HCAT_* properties as on ActiveMQ;
 nothing lost when the relay is killed with SIGKILL mid-stream and when the broker stops and starts again.
+Every test that has a store runs on each backend (SQLite, PostgreSQL, MariaDB).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Client, unique
+from conftest import Client, Database, unique
 from notify_support import (BusServer, Collector, check_all_delivered, check_hcat_body, local_catalog,
                             produce_events, rabbitmq_broker, scripted_ddl, wait_for)
 
@@ -28,9 +29,10 @@ EVENTS = 10_000
 
 
 @pytest.fixture(scope="module")
-def amqp_server(rabbitmq_broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusServer]:
+def amqp_server(rabbitmq_broker: str, database: Database,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusServer]:
     tmp = tmp_path_factory.mktemp("amqp-serve")
-    srv = BusServer(tmp, f"sqlite:///{tmp / 'ms.db'}", "--bus", rabbitmq_broker).start()
+    srv = BusServer(tmp, database.url, "--bus", rabbitmq_broker).start()
     yield srv
     srv.stop()
 
@@ -74,11 +76,11 @@ def test_amqp_messages(amqp_server: BusServer, rabbitmq_broker: str) -> None:
         sub.join(10)
 
 
-def test_relay_sigkill_loses_nothing(rabbitmq_broker: str, tmp_path: Path) -> None:
+def test_relay_sigkill_loses_nothing(rabbitmq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
     from metastore.notify import subscribe
 
-    cat = local_catalog(tmp_path)
-    db_url = f"sqlite:///{tmp_path / 'ms.db'}"
+    cat = local_catalog(tmp_path, fresh_database.url)
+    db_url = fresh_database.url
     relay = BusServer(tmp_path, db_url, "--bus", rabbitmq_broker, "--from", "0", "--lease", "2", "--batch", "200",
                       command="relay").start()
     got = Collector()
@@ -112,13 +114,13 @@ def _rabbitmqctl(*args: str) -> bool:
         return False
 
 
-def test_broker_outage_loses_nothing(rabbitmq_broker: str, tmp_path: Path) -> None:
+def test_broker_outage_loses_nothing(rabbitmq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
     from metastore.notify import subscribe
 
     if not _rabbitmqctl("status"):
         pytest.skip("rabbitmqctl cannot control the local RabbitMQ")
-    cat = local_catalog(tmp_path)
-    relay = BusServer(tmp_path, f"sqlite:///{tmp_path / 'ms.db'}", "--bus", rabbitmq_broker, "--from", "0",
+    cat = local_catalog(tmp_path, fresh_database.url)
+    relay = BusServer(tmp_path, fresh_database.url, "--bus", rabbitmq_broker, "--from", "0",
                       command="relay").start()
     got = Collector()
     sub = subscribe(["hcat.#"], got, bus=rabbitmq_broker, name=f"outage-{uuid.uuid4().hex[:8]}")

@@ -1,4 +1,4 @@
-"""metastore.pipeline against a real `metastore serve` (SQLite) and real Spark, in subprocesses."""
+"""metastore.pipeline against a real `metastore serve` (on each store backend) and real Spark, in subprocesses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Database, Server
+from conftest import Server
 
 pytestmark = pytest.mark.slow
 
@@ -20,14 +20,12 @@ WORKLOAD = Path(__file__).resolve().parent / "pipeline_workload.py"
 
 
 @pytest.fixture(scope="module")
-def sqlite_server(tmp_path_factory: pytest.TempPathFactory):
+def spark_server(server: Server) -> Server:
+    """The module's `metastore serve` (one per backend), once Spark can run here."""
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java")
     pytest.importorskip("pyspark")
-    tmp = tmp_path_factory.mktemp("pipeline")
-    srv = Server(Database("sqlite", f"sqlite:///{tmp / 'ms.db'}"), tmp).start()
-    yield srv
-    srv.stop()
+    return server
 
 
 def workload(server: Server, phase: str, workdir: Path, expect_exit: int = 0) -> dict[str, Any]:
@@ -43,8 +41,8 @@ def workload(server: Server, phase: str, workdir: Path, expect_exit: int = 0) ->
     return json.loads(out.read_text()) if out.exists() else {}
 
 
-def test_spark_partition_triggers_job_and_failures_do_not_block(sqlite_server: Server, tmp_path: Path) -> None:
-    r = workload(sqlite_server, "trigger", tmp_path)
+def test_spark_partition_triggers_job_and_failures_do_not_block(spark_server: Server, tmp_path: Path) -> None:
+    r = workload(spark_server, "trigger", tmp_path)
     # partitions added by plain Spark SQL ran the downstream job, which wrote its output partition
     assert r["out"]["d1"] == [3, 6]
     # the flaky day failed once, was retried and succeeded
@@ -55,9 +53,9 @@ def test_spark_partition_triggers_job_and_failures_do_not_block(sqlite_server: S
     assert sorted(r["done"]) == ["day=d1", "day=flaky"] and r["pending"] == []
 
 
-def test_runner_killed_mid_run_resumes_exactly(sqlite_server: Server, tmp_path: Path) -> None:
-    workload(sqlite_server, "crash", tmp_path, expect_exit=9)
-    r = workload(sqlite_server, "resume", tmp_path)
+def test_runner_killed_mid_run_resumes_exactly(spark_server: Server, tmp_path: Path) -> None:
+    workload(spark_server, "crash", tmp_path, expect_exit=9)
+    r = workload(spark_server, "resume", tmp_path)
     assert r["pending"] == 0 and r["failed"] == 0
     assert len(r["rows"]) == 8 and all(row["status"] == "done" and row["runs"] == 1 for row in r["rows"])
     # the job that died after writing its output ran again (a second attempt); every other ran once

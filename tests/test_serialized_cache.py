@@ -52,7 +52,7 @@ def test_changes_through_another_process_are_seen(client, second):
         assert sorted(x.values[1] for x in filt) == ["0", "0", "1", "3", "4"]
         assert [x.parameters.get("p") for x in named] == ["q", None]
         # the results equal what a server with no cached state answers
-        fresh = Server(second.db, second.workdir, None).start()
+        fresh = Server(second.db, second.workdir).start()
         c3 = Client(fresh.port)
         try:
             assert c3.get_partitions(db, "c", -1) == allp
@@ -67,3 +67,27 @@ def test_changes_through_another_process_are_seen(client, second):
         client.drop_database(db, True, True)
     finally:
         other.close()
+
+
+def test_a_recreated_table_is_never_served_from_the_dropped_ones_cache(client):
+    """Drop a table and create another under its name: no read answers with the dropped one (SQLite reuses
+    freed row ids, and a new table's version starts again at 1, so ids must never be given twice)."""
+    from hive_metastore.ttypes import FieldSchema
+
+    db = unique("re")
+    client.create_database(Database(name=db))
+    for round_ in range(3):
+        t = table(db, "again")
+        t.sd.cols = [FieldSchema(f"col_{round_}", "string", None)]
+        t.partitionKeys = [FieldSchema(f"key_{round_}", "string", None)]
+        client.create_table(t)
+        part = Partition(values=[f"v{round_}"], dbName=db, tableName="again", sd=sd(), parameters={})
+        part.sd.location = None
+        part.sd.cols = t.sd.cols
+        client.add_partitions([part])
+        got = client.get_table(db, "again")  # warms the cache with this round's table
+        assert [c.name for c in got.sd.cols] == [f"col_{round_}"]
+        assert [k.name for k in got.partitionKeys] == [f"key_{round_}"]
+        assert [p.values for p in client.get_partitions(db, "again", -1)] == [[f"v{round_}"]]
+        assert client.get_table_req(GetTableRequest(dbName=db, tblName="again")).table == got
+        client.drop_table(db, "again", True)

@@ -44,22 +44,25 @@ _data_dir_option = click.option("--data-dir", help="Data directory for the embed
                             "subscribers read the log].")
 @click.option("--relay/--no-relay", default=None, help="Run the notification relay in this server [on with --bus].")
 @click.option("--workers", type=int, help="Server processes sharing the port [1].")
+@click.option("--rest-port", type=int, help="HTTP port of the Iceberg REST catalog [8181].")
+@click.option("--rest/--no-rest", default=None, help="Serve the Iceberg REST catalog [on].")
 @click.pass_context
 def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None, data_dir: str | None,
           warehouse: str | None, bus: str | None = None, relay: bool | None = None,
-          workers: int | None = None) -> None:
-    """Serve the Hive Metastore Thrift API."""
+          workers: int | None = None, rest_port: int | None = None, rest: bool | None = None) -> None:
+    """Serve the Hive Metastore Thrift API and the Iceberg REST catalog."""
     from .app import build_catalog
     from .server.handler import Handler
     from .server.thrift_server import ThriftServer
     from .store.migrate import SchemaVersionError
 
     from .app import start_notifications
+    from .repl.policies import start_scheduler
     from .server.serialized import SerializedReads
     from .server.workers import supervise
 
     s = _settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse, bus=bus, relay=relay,
-                  workers=workers)
+                  workers=workers, rest_port=rest_port, rest=rest)
     try:
         catalog = build_catalog(s)  # schema check and default database, once, before any worker starts
     except SchemaVersionError as e:
@@ -69,13 +72,34 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
         return ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port,
                             fast=SerializedReads(catalog).methods())
 
+    rest_server = None
+    if s.rest:  # the Iceberg REST catalog: its socket is bound here, served by every worker (see metastore.rest)
+        from .rest.server import RestServer
+
+        rest_server = RestServer(catalog, s.host, s.rest_port)
+        try:
+            rest_server.bind()
+        except OSError as e:
+            msg = (f"cannot listen on {s.host}:{s.rest_port} for the Iceberg REST catalog: {e} "
+                   "(--rest-port N, or --no-rest)")
+            if rest_port is not None or s.rest_port != config.Settings.rest_port:
+                raise click.ClickException(msg) from None
+            # the default port taken (another server on this host): serve Thrift alone rather than not at all
+            click.echo(f"warning: {msg}; serving without it", err=True)
+            rest_server = None
     server = make_server(catalog)
-    port = server.bind()
+    port = server.bind()  # after the REST socket: a client that finds the Thrift port open finds both
     store = catalog.store.engine.url.render_as_string(hide_password=True)
     click.echo(f"metastore {__version__} serving thrift://{s.host}:{port} with {max(1, s.workers)} process(es) "
                f"(store {store}, warehouse {s.warehouse_dir})", err=True)
+    if rest_server is not None:
+        click.echo(f"metastore Iceberg REST catalog at {rest_server.url} (OpenAPI: {rest_server.url}/v1/openapi.json)",
+                   err=True)
     if s.workers <= 1:
+        if rest_server is not None:
+            rest_server.start()
         start_notifications(catalog, s, f"thrift://{s.host}:{port}")
+        start_scheduler(catalog, f"thrift://{s.host}:{port}")  # scheduled replication policies
         signal.signal(signal.SIGTERM, lambda *_: (server.close(), sys.exit(0)))
         try:
             server.serve_forever()
@@ -87,12 +111,21 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
     assert listening is not None
     catalog.store.engine.dispose()  # connections are not shared across fork
 
+    rest_listening = rest_server.socket if rest_server is not None else None
+
     def run_worker(i: int) -> None:
         own = build_catalog(s)
         worker = make_server(own)
         worker.adopt(listening)
+        if rest_listening is not None:  # every worker accepts REST connections on the shared socket too
+            from .rest.server import RestServer
+
+            own_rest = RestServer(own, s.host, s.rest_port)
+            own_rest.adopt(rest_listening)
+            own_rest.start()
         if i == 0:  # one relay and one cleaner for the whole server
             start_notifications(own, s, f"thrift://{s.host}:{port}")
+            start_scheduler(own, f"thrift://{s.host}:{port}")
         worker.serve_forever()
 
     supervise(s.workers, run_worker)
@@ -151,6 +184,15 @@ main.add_command(events)
 from .pipeline.cli import pipeline  # noqa: E402 - `metastore pipeline status`
 
 main.add_command(pipeline)
+
+from .repl.cli import repl, sql  # noqa: E402 - `metastore repl dump|load|status|reset`, `metastore sql`
+
+main.add_command(repl)
+main.add_command(sql)
+
+from .catalogd.cli import catalogd  # noqa: E402 - `metastore catalogd [status]`
+
+main.add_command(catalogd)
 
 if __name__ == "__main__":
     main()

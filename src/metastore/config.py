@@ -42,6 +42,9 @@ class Settings:
     stats_autogather: bool = True
     pool_size: int = 8
     workers: int = 1  # server processes sharing the Thrift port
+    # the Iceberg REST catalog (metastore.rest): served by `serve` on its own HTTP port unless rest is off
+    rest: bool = True
+    rest_port: int = 8181
     # notifications (see metastore.notify): bus URL (stomp://, activemq://, amqp://; none: the embedded
     # default, subscribers read the log), whether `serve` runs the relay, topic prefix, retention durations
     bus: str | None = None

@@ -99,8 +99,9 @@ def free_port() -> int:
 class MetastoreProcess:
     """`metastore serve` on the embedded defaults (SQLite in the data directory), as a subprocess."""
 
-    def __init__(self, port: int, data_dir: str) -> None:
+    def __init__(self, port: int, data_dir: str, *extra: str) -> None:
         self.port = port
+        self.extra = list(extra)  # more `metastore serve` options
         self.data_dir = os.path.abspath(data_dir)
         self.warehouse = os.path.join(self.data_dir, "warehouse")
         self.log_path = os.path.join(self.data_dir, "serve.log")
@@ -113,7 +114,7 @@ class MetastoreProcess:
     def start(self, timeout: float = 60) -> None:
         os.makedirs(self.data_dir, exist_ok=True)
         cmd = [sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-               "--data-dir", self.data_dir]
+               "--data-dir", self.data_dir, *self.extra]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout

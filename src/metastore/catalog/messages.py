@@ -11,7 +11,6 @@ import time
 from typing import Any
 
 from ..thrift import tjson
-from ..thrift.convert import to_thrift
 from . import model as m
 from .names import make_part_name
 
@@ -32,7 +31,7 @@ DROP_FUNCTION = "DROP_FUNCTION"
 
 def thrift_json(obj: Any) -> str:
     """A model object as Thrift-JSON text (TJSONProtocol), as Hive embeds objects in messages."""
-    return tjson.dumps(to_thrift(obj))
+    return tjson.dumps(obj)
 
 
 class JsonMessageFactory:

@@ -12,6 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -259,7 +260,8 @@ class Catalog:
         return list(t.sd.cols) + (list(t.partitionKeys) if with_partition_keys else [])
 
     def alter_table(self, db: str, name: str, new: m.Table, cascade: bool = False,
-                    env: dict[str, str] | None = None) -> None:
+                    env: dict[str, str] | None = None, tx: Tx | None = None) -> None:
+        """Alter a table; within `tx` when given (see alter_tables_cas), else in its own transaction."""
         db, name = db.lower(), name.lower()
         if new is None or new.sd is None:
             raise InvalidOperation("New table is invalid: " + str(new))
@@ -272,7 +274,7 @@ class Catalog:
                       partitionKeys=[replace(k, name=k.name.lower()) for k in new.partitionKeys])
         env = env or {}
         moved: tuple[str | None, str | None] | None = None
-        with self._write() as tx:
+        with (nullcontext(tx) if tx is not None else self._write()) as tx:
             ref = tx.table_ref(db, name)
             if ref is None:
                 raise InvalidOperation(f"{db}.{name} table not found")
@@ -334,6 +336,21 @@ class Catalog:
                     self.wh.rename(moved[1], moved[0])
                 raise
 
+    def alter_tables_cas(self, changes: Sequence[tuple[str, str, m.Table, dict[str, str]]]) -> None:
+        """Alter several tables in one store transaction: all change or none (an Iceberg multi-table commit).
+
+        Each change is (db, table, new table, environment); an environment carrying expected_parameter_key /
+        expected_parameter_value makes that change a compare-and-swap, and one refused change (or a missing
+        table) rolls back every other. Each change writes its ALTER_TABLE event. Renames are refused here:
+        moving a managed table's directory could not be undone with the transaction.
+        """
+        for db, name, new, _env in changes:
+            if (new.dbName or db).lower() != db.lower() or (new.tableName or name).lower() != name.lower():
+                raise InvalidOperation(f"alter_tables_cas cannot rename {db}.{name}")
+        with self._write() as tx:
+            for db, name, new, env in changes:
+                self.alter_table(db, name, new, env=env, tx=tx)
+
     def _db_location(self, tx: Tx, db: str) -> str:
         d = tx.get_database(db)
         return (d.locationUri if d and d.locationUri else self.wh.database_location(db))
@@ -341,15 +358,7 @@ class Catalog:
     def _relocate_partitions(self, tx: Tx, tbl_id: int, old: str | None, new: str | None) -> None:
         if not old or not new:
             return
-        from ..store import schema as s
-        prefix = old.rstrip("/") + "/"
-        rows = tx.conn.execute(sa.select(s.sds.c.SD_ID, s.sds.c.LOCATION)
-                               .select_from(s.partitions.join(s.sds, s.sds.c.SD_ID == s.partitions.c.SD_ID))
-                               .where(s.partitions.c.TBL_ID == tbl_id)).all()
-        for sd_id, loc in rows:
-            if loc and loc.startswith(prefix):
-                tx.conn.execute(s.sds.update().where(s.sds.c.SD_ID == sd_id)
-                                .values(LOCATION=new.rstrip("/") + "/" + loc[len(prefix):]))
+        tx.relocate_partitions(tbl_id, old.rstrip("/") + "/", new.rstrip("/") + "/")
 
     def _cascade_columns(self, tx: Tx, t: m.Table, tbl_id: int) -> None:
         parts = tx.partitions(replace(t, id=tbl_id))

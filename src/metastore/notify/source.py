@@ -8,12 +8,12 @@ wait for its next poll (the hint only wakes it; it still reads through the catal
 from __future__ import annotations
 
 import threading
-import urllib.parse
 import weakref
 from typing import Any
 
 from ..catalog.errors import EventsMissing
 from ..catalog.model import NotificationEvent
+from ..thrift.client import HIVE_ERRORS, MetastoreClient, error_text
 
 _hints_lock = threading.Lock()
 _hints: weakref.WeakKeyDictionary[Any, _Hints] = weakref.WeakKeyDictionary()
@@ -99,39 +99,26 @@ class CatalogSource(LogSource):
         self.hint.wait(timeout)
 
 
+class _Connection(MetastoreClient):
+    def failure(self, fn: str, e: BaseException) -> BaseException:
+        text = error_text(e)
+        if "events missing" in text:  # get_next_notification declares no exceptions: it comes as text
+            return EventsMissing(text.split("MetaException: ", 1)[-1])
+        return ConnectionError(f"{self.uri}: {type(e).__name__}: {text}")
+
+
 class ThriftSource(LogSource):
     """get_next_notification on a metastore at thrift://HOST:PORT."""
 
     def __init__(self, url: str, timeout: float = 30.0) -> None:
-        p = urllib.parse.urlsplit(url)
-        self.host, self.port = p.hostname or "127.0.0.1", p.port or 9083
-        self.timeout = timeout
-        self.describe = f"thrift://{self.host}:{self.port}"
-        self._client: Any = None
-
-    def _c(self) -> Any:
-        if self._client is None:
-            from thriftpy2.rpc import make_client
-
-            from ..thrift import hms
-            try:
-                self._client = make_client(hms.ThriftHiveMetastore, self.host, self.port,
-                                           timeout=int(self.timeout * 1000))
-            except Exception as e:  # noqa: BLE001 - thriftpy2 raises transport errors of its own
-                raise ConnectionError(f"{self.describe}: {e}") from e
-        return self._client
+        self._conn = _Connection(url, timeout)
+        self.describe = self._conn.uri
 
     def _call(self, fn: str, *args: Any) -> Any:
         try:
-            return getattr(self._c(), fn)(*args)
-        except Exception as e:  # noqa: BLE001
-            text = str(getattr(e, "message", None) or e)
-            if "events missing" in text:
-                raise EventsMissing(text.split("MetaException: ", 1)[-1]) from None
-            self.close()
-            if isinstance(e, ConnectionError):
-                raise
-            raise ConnectionError(f"{self.describe}: {type(e).__name__}: {text}") from e
+            return self._conn.call(fn, *args)
+        except HIVE_ERRORS as e:  # a Hive exception here is as fatal to a reader as a lost connection
+            raise ConnectionError(f"{self.describe}: {type(e).__name__}: {error_text(e)}") from e
 
     def next(self, after: int, limit: int) -> list[NotificationEvent]:
         from ..thrift import hms
@@ -146,12 +133,7 @@ class ThriftSource(LogSource):
         return None
 
     def close(self) -> None:
-        if self._client is not None:
-            try:
-                self._client.close()
-            except Exception:  # noqa: BLE001
-                pass
-            self._client = None
+        self._conn.close()
 
 
 def open_source(source: Any) -> LogSource:

@@ -11,16 +11,21 @@
 4. a late correction restates one day (some orders cancelled): the ingest job overwrites that partition and
    fires an INSERT event, which re-runs only that day's downstream jobs;
 5. checks partitions (through the metastore's Thrift API), job runs, rows per stage and a final query against
-   plain Python; prints a summary; exits non-zero if any check failed.
+   plain Python;
+6. replicates `retail` to a second metastore through two scheduled policies (REPL DUMP / REPL LOAD every
+   5 seconds, the data copied by PySpark) and runs the final queries with Spark on the replica; prints a
+   summary; exits non-zero if any check failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import random
 import shutil
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -269,6 +274,82 @@ def run(spark: Any, server: MetastoreProcess, report: Report, days: int, orders_
     return info
 
 
+REPLICA_POLICIES = ("retail_dump", "retail_load")
+
+
+def _sql(server: MetastoreProcess, statement: str) -> list[dict[str, str]]:
+    """`metastore sql` on the server's store: a scheduled-query statement, or the rows of a query."""
+    p = subprocess.run([sys.executable, "-m", "metastore.cli", "sql", "--data-dir", server.data_dir, statement],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError(f"metastore sql {statement!r}: {p.stderr.strip()[-1000:]}")
+    lines = p.stdout.splitlines()
+    if not statement.lstrip().upper().startswith("SELECT") or not lines:
+        return []
+    cols = lines[0].split("\t")
+    return [dict(zip(cols, line.split("\t"))) for line in lines[1:]]
+
+
+def replicate(spark: Any, source: MetastoreProcess, replica: MetastoreProcess, report: Report, master: str,
+              info: dict[str, Any]) -> Any:
+    """The job's last stage: `retail` replicated to a second metastore by two scheduled policies (REPL DUMP
+    on the source, REPL LOAD on the replica, every 5 seconds; the load copies the data with PySpark), then
+    the final queries run again with Spark on the replica. Returns the Spark session on the replica."""
+    from ..repl import ReplError, status
+    from ..repl.client import Metastore
+
+    root = os.path.join(source.data_dir, "repl")
+    with step(report, f"Starting the replica metastore on {replica.uri}"):
+        shutil.rmtree(replica.data_dir, ignore_errors=True)
+        replica.start()
+    with step(report, "Replication policies: REPL DUMP on the source and REPL LOAD on the replica, every 5 s"):
+        _sql(source, f"CREATE SCHEDULED QUERY {REPLICA_POLICIES[0]} EVERY 5 SECONDS AS REPL DUMP {DB} "
+                     f"WITH ('hive.repl.rootdir'='{root}')")
+        _sql(replica, f"CREATE SCHEDULED QUERY {REPLICA_POLICIES[1]} EVERY 5 SECONDS AS REPL LOAD {DB} INTO {DB} "
+                      f"WITH ('hive.repl.rootdir'='{root}', 'spark.master'='{master}')")
+        with Metastore(source.uri) as ms:
+            wanted = int(ms.call("get_current_notificationEventId").eventId)
+        deadline, last = time.monotonic() + 300, None
+        while time.monotonic() < deadline:
+            try:
+                last = status(replica.uri, DB).get("last_id")
+            except ReplError:
+                last = None  # not bootstrapped yet
+            if last is not None and int(last) >= wanted:
+                break
+            time.sleep(1)
+    report.check("replica caught up with the source's notification log", last is not None and int(last) >= wanted,
+                 f"repl.last.id {last}, source at event {wanted}")
+    metrics = _sql(replica, f"SELECT * FROM sys.replication_metrics WHERE policy_name='{REPLICA_POLICIES[1]}'")
+    loads = [json.loads(m["progress"])["status"] for m in metrics]
+    executions = _sql(source, "SELECT * FROM information_schema.scheduled_executions "
+                              f"WHERE schedule_name='{REPLICA_POLICIES[0]}'")
+    report.check("the policies ran on their own (dump executions, load metrics)",
+                 bool(executions) and "SUCCESS" in loads, f"{len(executions)} dump executions, loads {loads}")
+    info["replica_loads"] = len(loads)
+
+    with Metastore(source.uri) as ms, Metastore(replica.uri) as mr:
+        same = all(sorted(ms.call("get_partition_names", DB, t, -1)) == sorted(mr.call("get_partition_names", DB, t, -1))
+                   for t in ms.call("get_all_tables", DB))
+        same = same and sorted(ms.call("get_all_tables", DB)) == sorted(mr.call("get_all_tables", DB))
+    report.check("replica: same tables and partitions as the source", same)
+
+    with step(report, f"Spark on the replica ({replica.uri}): the final queries again"):
+        spark.stop()  # Spark's Hive client is bound to one metastore per session
+        spark = spark_session(master, replica.uri, replica.warehouse, replica.data_dir)
+        spark.sparkContext.setLogLevel("ERROR")
+        location = [r for r in spark.sql(f"DESCRIBE DATABASE EXTENDED {DB}").collect() if r[0] == "Location"]
+        top = [(r[0], r[1]) for r in spark.sql(
+            f"SELECT category, sum(revenue_cents) AS rev FROM {DB}.daily_category_revenue "
+            "GROUP BY category ORDER BY rev DESC, category LIMIT 5").collect()]
+        counts = {t: spark.table(f"{DB}.{t}").count() for t in info.get("counts", {})}
+    report.check("Spark reads the replica's own copy", bool(location) and replica.warehouse in str(location[0][1]),
+                 str(location[0][1]) if location else "no location")
+    report.check("replica: query results equal the source's", top == info.get("top") and counts == info.get("counts"),
+                 f"{counts}")
+    return spark
+
+
 def _progress_printer(runner: Runner) -> Any:
     def on_progress(r: Runner) -> None:
         last = r.db.rows("SELECT job, part, attempt, ok, finished - started AS secs, error FROM runs "
@@ -305,6 +386,8 @@ def summary(report: Report, info: dict[str, Any], server: MetastoreProcess, mast
              f"data       {info.get('raw_rows', 0):,} orders generated; correction of {info.get('corrected', '?')} "
              f"cancelled {info.get('cancelled', 0):,}",
              f"events     {events or 'none'} (on the orders topic)",
+             f"replica    {DB} on thrift://127.0.0.1:{info.get('replica_port', '?')} by the policies "
+             f"{' and '.join(REPLICA_POLICIES)} ({info.get('replica_loads', 0)} loads)",
              f"checks     {passed}/{len(report.checks)} passed"]
     console.print(Panel("\n".join(lines), title="[bold]metastore pipeline demo: " + ("OK" if report.ok else "FAILED"),
                         border_style="green" if report.ok else "red", expand=False))
@@ -329,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     shutil.rmtree(args.data_dir, ignore_errors=True)
     server = MetastoreProcess(port, args.data_dir)
+    replica = MetastoreProcess(free_port(), args.data_dir.rstrip("/") + "-replica", "--no-rest")
     report = Report()
     info: dict[str, Any] = {}
     spark = None
@@ -340,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
         with step(report, f"Starting Spark ({args.spark_master}, Hive support)"):
             spark = spark_session(args.spark_master, server.uri, server.warehouse, server.data_dir)
         info = run(spark, server, report, args.days, args.orders_per_day)
+        if report.ok:
+            info["replica_port"] = replica.port
+            spark = replicate(spark, server, replica, report, args.spark_master, info)
     except KeyboardInterrupt:
         failed = KeyboardInterrupt()
         console.print("[red]interrupted[/]")
@@ -356,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
                     spark.stop()
                 except Exception:  # noqa: BLE001
                     pass
+            replica.stop()
             server.stop()
     if failed is not None:
         report.check("pipeline ran to the end", False, type(failed).__name__)

@@ -307,3 +307,48 @@ next_txn_id = sa.Table(
     sa.Column("NTXN_NEXT", sa.BigInteger(), primary_key=True, autoincrement=False),
     **_MYSQL,
 )
+
+# Scheduled queries (Hive 4's SCHEDULED_QUERIES and SCHEDULED_EXECUTIONS) and replication metrics
+# (REPLICATION_METRICS): the replication policies that `metastore serve` runs, one execution at a time per
+# query. SCHEDULE is the statement's schedule text (EVERY ..., CRON '...'); times are epoch seconds; STATE is
+# Hive's QueryState (INITED, EXECUTING, FAILED, FINISHED, TIMED_OUT, AUTO_DISABLED). RM_METADATA and
+# RM_PROGRESS are JSON (MESSAGE_FORMAT 'json').
+scheduled_queries = sa.Table(
+    "SCHEDULED_QUERIES", metadata,
+    _id("SCHEDULED_QUERY_ID"),
+    sa.Column("SCHEDULE_NAME", sa.String(256), nullable=False),
+    sa.Column("CLUSTER_NAMESPACE", sa.String(256), nullable=False),
+    sa.Column("ENABLED", sa.Boolean(), nullable=False),
+    sa.Column("USER", sa.String(256), nullable=False),
+    sa.Column("SCHEDULE", sa.String(256), nullable=False),
+    sa.Column("QUERY", sa.Text(), nullable=False),
+    sa.Column("NEXT_EXECUTION", sa.BigInteger()),
+    sa.Column("ACTIVE_EXECUTION_ID", sa.BigInteger()),
+    sa.UniqueConstraint("CLUSTER_NAMESPACE", "SCHEDULE_NAME"),
+    **_MYSQL,
+)
+scheduled_executions = sa.Table(
+    "SCHEDULED_EXECUTIONS", metadata,
+    _id("SCHEDULED_EXECUTION_ID"),
+    _fk("SCHEDULED_QUERY_ID", "SCHEDULED_QUERIES.SCHEDULED_QUERY_ID"),
+    sa.Column("EXECUTOR_QUERY_ID", sa.String(256)),
+    sa.Column("STATE", sa.String(256), nullable=False),
+    sa.Column("START_TIME", sa.BigInteger(), nullable=False),
+    sa.Column("END_TIME", sa.BigInteger()),
+    sa.Column("ERROR_MESSAGE", sa.String(2000)),
+    sa.Column("LAST_UPDATE_TIME", sa.BigInteger(), nullable=False),
+    sa.Index("IX_SCHEDULED_EXECUTIONS_SCHEDULED_QUERY_ID", "SCHEDULED_QUERY_ID"),
+    **_MYSQL,
+)
+replication_metrics = sa.Table(
+    "REPLICATION_METRICS", metadata,
+    sa.Column("RM_SCHEDULED_EXECUTION_ID", Id, primary_key=True, autoincrement=False),
+    sa.Column("RM_POLICY", sa.String(256), nullable=False),
+    sa.Column("RM_DUMP_EXECUTION_ID", sa.BigInteger(), nullable=False),
+    sa.Column("RM_METADATA", sa.Text()),
+    sa.Column("RM_PROGRESS", sa.Text()),
+    sa.Column("RM_START_TIME", sa.BigInteger(), nullable=False),
+    sa.Column("MESSAGE_FORMAT", sa.String(16), server_default="json"),
+    sa.Index("IX_REPLICATION_METRICS_RM_POLICY", "RM_POLICY"),
+    **_MYSQL,
+)

@@ -12,10 +12,10 @@ partition.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.sql import util as sql_util
@@ -76,6 +76,106 @@ class _Prepared:
             conn.close()  # back to the pool, which ends the driver's implicit transaction
 
 
+class TableRef(NamedTuple):
+    TBL_ID: int
+    DB_ID: int
+    SD_ID: int | None
+    CD_ID: int | None
+    TBL_TYPE: str | None
+    VERSION: int
+
+
+class _Stmt:
+    """A write statement built once and compiled once per dialect, run on the transaction's own DBAPI cursor.
+
+    For the short inserts and deletes that make up table DDL (about forty per create+drop pair), where
+    SQLAlchemy's per-execution work (cache key, parameter processing, result set-up) costs several times
+    what the database takes to run them. Values must be of the driver's plain types (str, int, bool, None).
+    """
+
+    def __init__(self, stmt: Any) -> None:
+        self.stmt = stmt
+        self._sql: dict[str, tuple[str, list[str] | None, dict[str, Any]]] = {}
+        # rows of a SELECT come back as named tuples of its selected columns' names
+        self.row = (namedtuple("Row", [c.key for c in stmt.selected_columns], rename=True)  # type: ignore[misc]
+                    if isinstance(stmt, sa.Select) else None)
+
+    def sql(self, dialect: Any) -> tuple[str, list[str] | None, dict[str, Any]]:
+        """(SQL text, bind names in order for positional drivers, values of the statement's own literals)."""
+        got = self._sql.get(dialect.name)
+        if got is None:
+            c = self.stmt.compile(dialect=dialect, column_keys=[])
+            fixed = {k: v for k, v in c.params.items() if v is not None}
+            got = self._sql[dialect.name] = (str(c), list(c.positiontup or []) if c.positional else None, fixed)
+        return got
+
+
+_STMTS: dict[tuple[Any, ...], _Stmt] = {}
+_SD_REFS = _Stmt(sa.select(s.sds.c.SERDE_ID, s.sds.c.CD_ID).where(s.sds.c.SD_ID == sa.bindparam("v")))
+_CD_USED = _Stmt(sa.select(s.sds.c.SD_ID).where(s.sds.c.CD_ID == sa.bindparam("v")).limit(1))
+_READ_SEQUENCE = _Stmt(sa.select(s.notification_sequence.c.NEXT_EVENT_ID).where(s.notification_sequence.c.NNI_ID == 1))
+_LOCK_SEQUENCE = _Stmt(_READ_SEQUENCE.stmt.with_for_update())
+_DB_ID = _Stmt(sa.select(s.dbs.c.DB_ID).where(s.dbs.c.NAME == sa.bindparam("name")))
+_TABLE_REF = _Stmt(sa.select(s.tbls.c.TBL_ID, s.tbls.c.DB_ID, s.tbls.c.SD_ID, s.sds.c.CD_ID, s.tbls.c.TBL_TYPE,
+                             s.tbls.c.VERSION)
+                   .select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == s.tbls.c.DB_ID)
+                                .outerjoin(s.sds, s.sds.c.SD_ID == s.tbls.c.SD_ID))
+                   .where(s.dbs.c.NAME == sa.bindparam("db"), s.tbls.c.TBL_NAME == sa.bindparam("name")))
+_DATABASE = _Stmt(sa.select(s.dbs).where(s.dbs.c.NAME == sa.bindparam("name")))
+_COLUMNS_OF = _Stmt(sa.select(s.columns_v2.c.COLUMN_NAME, s.columns_v2.c.TYPE_NAME, s.columns_v2.c.COMMENT)
+                    .where(s.columns_v2.c.CD_ID == sa.bindparam("v")).order_by(s.columns_v2.c.INTEGER_IDX))
+_KEYS_OF = _Stmt(sa.select(s.partition_keys.c.PKEY_NAME, s.partition_keys.c.PKEY_TYPE, s.partition_keys.c.PKEY_COMMENT)
+                 .where(s.partition_keys.c.TBL_ID == sa.bindparam("v")).order_by(s.partition_keys.c.INTEGER_IDX))
+_SD_COLUMNS = (s.sds.c.SD_ID, s.sds.c.CD_ID, s.sds.c.SERDE_ID, s.sds.c.INPUT_FORMAT, s.sds.c.OUTPUT_FORMAT,
+               s.sds.c.LOCATION, s.sds.c.IS_COMPRESSED, s.sds.c.IS_STOREDASSUBDIRECTORIES, s.sds.c.NUM_BUCKETS,
+               s.sds.c.BUCKET_COLS, s.sds.c.SORT_COLS, s.sds.c.SKEWED_INFO, s.serdes.c.NAME.label("SERDE_NAME"),
+               s.serdes.c.SLIB, s.serdes.c.DESCRIPTION, s.serdes.c.SERIALIZER_CLASS, s.serdes.c.DESERIALIZER_CLASS,
+               s.serdes.c.SERDE_TYPE)
+
+
+def _tables_query() -> sa.Select:
+    """Tables with their database's name and their descriptor and serde columns (see Tx._load_sds)."""
+    t = s.tbls.c
+    return (sa.select(t.TBL_ID, t.TBL_NAME, t.OWNER, t.OWNER_TYPE, t.CREATE_TIME, t.LAST_ACCESS_TIME, t.RETENTION,
+                      t.TBL_TYPE, t.VIEW_ORIGINAL_TEXT, t.VIEW_EXPANDED_TEXT, t.IS_REWRITE_ENABLED, t.VERSION,
+                      s.dbs.c.NAME.label("DB_NAME"), s.dbs.c.CTLG_NAME, *_SD_COLUMNS)
+            .select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID)
+                         .outerjoin(s.sds, s.sds.c.SD_ID == t.SD_ID)
+                         .outerjoin(s.serdes, s.serdes.c.SERDE_ID == s.sds.c.SERDE_ID)))
+
+
+_ONE_TABLE = _Stmt(_tables_query().where(s.dbs.c.NAME == sa.bindparam("db"), s.tbls.c.TBL_NAME == sa.bindparam("name")))
+_ADVANCE_SEQUENCE = _Stmt(s.notification_sequence.update().where(s.notification_sequence.c.NNI_ID == 1)
+                          .values(NEXT_EVENT_ID=sa.bindparam("next")))
+
+
+def _insert_stmt(table: sa.Table, cols: Sequence[str]) -> _Stmt:
+    """INSERT of these columns (on PostgreSQL with RETURNING of the serial key, if the table has one)."""
+    key = ("insert", table.name, tuple(cols))
+    st = _STMTS.get(key)
+    if st is None:
+        st = _STMTS[key] = _Stmt(table.insert().values({c: sa.bindparam(c) for c in cols}) if cols
+                                 else table.insert())
+    return st
+
+
+def _params_stmt(table: sa.Table, owner: str) -> _Stmt:
+    key = ("params", table.name, owner)
+    st = _STMTS.get(key)
+    if st is None:
+        col = table.c[owner]
+        st = _STMTS[key] = _Stmt(sa.select(col, table.c.PARAM_KEY, table.c.PARAM_VALUE).where(col == sa.bindparam("v")))
+    return st
+
+
+def _delete_stmt(table: sa.Table, col: str) -> _Stmt:
+    key = ("delete", table.name, col)
+    st = _STMTS.get(key)
+    if st is None:
+        st = _STMTS[key] = _Stmt(table.delete().where(table.c[col] == sa.bindparam("v")))
+    return st
+
+
 class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -94,7 +194,11 @@ class Store:
     def read(self) -> Iterator[Tx]:
         with self.engine.connect() as conn:
             with conn.begin():
-                yield Tx(conn, self.dialect)
+                tx = Tx(conn, self.dialect)
+                try:
+                    yield tx
+                finally:
+                    tx.close()
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
@@ -102,8 +206,11 @@ class Store:
             conn.info["write"] = True  # consumed by the SQLite begin hook
             with conn.begin():
                 tx = Tx(conn, self.dialect)
-                tx.lock_sequence()
-                yield tx
+                try:
+                    tx.lock_sequence()
+                    yield tx
+                finally:
+                    tx.close()
 
     def initialize(self) -> None:
         """Make the sequence row if it is missing (a fresh schema)."""
@@ -123,25 +230,79 @@ class Tx:
         self.conn = conn
         self.dialect = dialect
         self._next_event: int | None = None
+        self._cur: Any = None
+
+    def close(self) -> None:
+        if self._cur is not None:
+            self._cur.close()
+            self._cur = None
+
+    def _run(self, st: _Stmt, params: dict[str, Any] | None = None) -> Any:
+        """Execute on this transaction's connection; driver errors are raised as SQLAlchemy's."""
+        sql, order, fixed = st.sql(self.conn.dialect)
+        if fixed:
+            params = {**fixed, **(params or {})}
+        args: Any = tuple(params[k] for k in order) if order is not None and params else (params or ())
+        if self._cur is None:
+            self._cur = self.conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            self._cur.execute(sql, args)
+        except self.conn.dialect.loaded_dbapi.Error as e:
+            raise sa.exc.DBAPIError.instance(sql, args, e, self.conn.dialect.loaded_dbapi.Error) from e
+        return self._cur
+
+    def _rows(self, st: _Stmt, params: dict[str, Any]) -> list[Any]:
+        cur = self._run(st, params)
+        return [st.row(*r) for r in cur.fetchall()]  # type: ignore[misc]
+
+    def _insert_id(self, table: sa.Table, values: dict[str, Any]) -> int:
+        """Insert one row; its generated key."""
+        cur = self._run(_insert_stmt(table, tuple(values)), values)
+        return int(cur.fetchone()[0]) if self.dialect == "postgresql" else int(cur.lastrowid)
+
+    def _insert_rows(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        """Insert rows that all have the same keys (and no generated key to return)."""
+        if not rows:
+            return
+        if self.dialect == "postgresql" and len(rows) > 1:
+            self.conn.execute(table.insert(), rows)  # SQLAlchemy batches these into multi-row inserts
+            return
+        st = _insert_stmt(table, tuple(rows[0]))
+        if len(rows) == 1:
+            self._run(st, rows[0])
+            return
+        # sqlite3 runs executemany in C; PyMySQL turns it into multi-row INSERTs
+        sql, order, fixed = st.sql(self.conn.dialect)
+        if fixed:
+            rows = [{**fixed, **r} for r in rows]
+        args: list[Any] = [tuple(r[k] for k in order) for r in rows] if order is not None else rows
+        if self._cur is None:
+            self._cur = self.conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            self._cur.executemany(sql, args)
+        except self.conn.dialect.loaded_dbapi.Error as e:
+            raise sa.exc.DBAPIError.instance(sql, args[:3], e, self.conn.dialect.loaded_dbapi.Error) from e
+
+    def _delete_where(self, table: sa.Table, col: str, value: Any) -> None:
+        self._run(_delete_stmt(table, col), {"v": value})
 
     # ---- notification log -------------------------------------------------------------------------
 
     def lock_sequence(self) -> None:
-        q = sa.select(s.notification_sequence.c.NEXT_EVENT_ID).where(s.notification_sequence.c.NNI_ID == 1)
-        if self.dialect != "sqlite":
-            q = q.with_for_update()
-        self._next_event = self.conn.execute(q).scalar_one()
+        row = self._run(_LOCK_SEQUENCE if self.dialect != "sqlite" else _READ_SEQUENCE).fetchone()
+        if row is None:
+            raise sa.exc.NoResultFound("the notification sequence row is missing")
+        self._next_event = int(row[0])
 
     def add_event(self, event_type: str, db: str | None, table: str | None, message: str, fmt: str,
                   when: int, cat: str | None = "hive") -> int:
         assert self._next_event is not None, "events are written in write transactions only"
         eid = self._next_event
-        self.conn.execute(s.notification_log.insert().values(
+        self._insert_rows(s.notification_log, [dict(
             NL_ID=eid, EVENT_ID=eid, EVENT_TIME=when, EVENT_TYPE=event_type, CAT_NAME=cat, DB_NAME=db,
-            TBL_NAME=table, MESSAGE=message, MESSAGE_FORMAT=fmt))
+            TBL_NAME=table, MESSAGE=message, MESSAGE_FORMAT=fmt)])
         self._next_event = eid + 1
-        self.conn.execute(s.notification_sequence.update().where(s.notification_sequence.c.NNI_ID == 1)
-                          .values(NEXT_EVENT_ID=eid + 1))
+        self._run(_ADVANCE_SEQUENCE, {"next": eid + 1})
         return eid
 
     def current_event_id(self) -> int:
@@ -180,12 +341,14 @@ class Tx:
     # ---- databases ----------------------------------------------------------------------------------
 
     def db_id(self, name: str) -> int | None:
-        return self.conn.execute(sa.select(s.dbs.c.DB_ID).where(s.dbs.c.NAME == name)).scalar()
+        row = self._run(_DB_ID, {"name": name}).fetchone()
+        return int(row[0]) if row is not None else None
 
     def get_database(self, name: str) -> Database | None:
-        row = self.conn.execute(sa.select(s.dbs).where(s.dbs.c.NAME == name)).first()
-        if row is None:
+        found = self._rows(_DATABASE, {"name": name})
+        if not found:
             return None
+        row = found[0]
         params = self._params(s.database_params, "DB_ID", [row.DB_ID])[row.DB_ID]
         return Database(name=row.NAME, description=row.DESC, locationUri=row.DB_LOCATION_URI, parameters=params,
                         ownerName=row.OWNER_NAME, ownerType=_OWNER_CODES.get(row.OWNER_TYPE or ""),
@@ -217,11 +380,14 @@ class Tx:
 
     def _insert_params(self, table: sa.Table, owner: str, owner_id: int, params: dict[str, str] | None) -> None:
         if params:
-            self.conn.execute(table.insert(), [{owner: owner_id, "PARAM_KEY": k, "PARAM_VALUE": v}
-                                               for k, v in params.items()])
+            self._insert_rows(table, [{owner: owner_id, "PARAM_KEY": k, "PARAM_VALUE": v} for k, v in params.items()])
 
     def _params(self, table: sa.Table, owner: str, ids: Sequence[int] | sa.Select) -> dict[int, dict[str, str]]:
         out: dict[int, dict[str, str]] = defaultdict(dict)
+        if not isinstance(ids, sa.Select) and len(ids) == 1:
+            for oid, k, v in self._run(_params_stmt(table, owner), {"v": ids[0]}).fetchall():
+                out[oid][k] = v if v is not None else ""
+            return out
         col = table.c[owner]
         if isinstance(ids, sa.Select):
             batches: Iterable[Any] = [col.in_(ids)]
@@ -235,9 +401,9 @@ class Tx:
     # ---- storage descriptors ------------------------------------------------------------------------
 
     def _insert_cd(self, cols: Sequence[FieldSchema]) -> int:
-        cd_id = int(self.conn.execute(s.cds.insert().values()).inserted_primary_key[0])
+        cd_id = self._insert_id(s.cds, {})
         if cols:
-            self.conn.execute(s.columns_v2.insert(), [
+            self._insert_rows(s.columns_v2, [
                 {"CD_ID": cd_id, "INTEGER_IDX": i, "COLUMN_NAME": c.name, "TYPE_NAME": c.type, "COMMENT": c.comment}
                 for i, c in enumerate(cols)])
         return cd_id
@@ -261,23 +427,33 @@ class Tx:
         } for sd, cd, se in zip(sds, cd_ids, serde_ids)])
         serde_rows = [{"SERDE_ID": i, "PARAM_KEY": k, "PARAM_VALUE": v}
                       for i, sd in zip(serde_ids, sds) for k, v in (sd.serdeInfo.parameters or {}).items()]
-        if serde_rows:
-            self.conn.execute(s.serde_params.insert(), serde_rows)
+        self._insert_rows(s.serde_params, serde_rows)
         sd_rows = [{"SD_ID": i, "PARAM_KEY": k, "PARAM_VALUE": v}
                    for i, sd in zip(sd_ids, sds) for k, v in (sd.parameters or {}).items()]
-        if sd_rows:
-            self.conn.execute(s.sd_params.insert(), sd_rows)
+        self._insert_rows(s.sd_params, sd_rows)
         return sd_ids
 
     def _returning(self, table: sa.Table, pk: str, rows: list[dict[str, Any]]) -> list[int]:
         if len(rows) == 1:
-            return [int(self.conn.execute(table.insert().values(**rows[0])).inserted_primary_key[0])]
+            return [self._insert_id(table, rows[0])]
+        if self.dialect != "postgresql":
+            # SQLite and MariaDB cannot promise RETURNING in parameter order, so SQLAlchemy would insert row by
+            # row. Writers are serialized on the sequence row (see lock_sequence), so the ids after the
+            # current maximum are ours: one multi-row insert with them, and the auto-increment follows.
+            assert self._next_event is not None, "bulk inserts are made in write transactions only"
+            start = int(self.conn.execute(sa.select(sa.func.max(table.c[pk]))).scalar() or 0) + 1
+            ids = list(range(start, start + len(rows)))
+            self._insert_rows(table, [dict(r, **{pk: i}) for r, i in zip(rows, ids)])
+            return ids
         stmt = table.insert().returning(table.c[pk], sort_by_parameter_order=True)
         return [int(r[0]) for r in self.conn.execute(stmt, rows)]
 
     def _delete_sds(self, sd_ids: Sequence[int]) -> None:
         """Delete descriptors, their serdes, and column descriptors no longer used by any descriptor."""
         if not sd_ids:
+            return
+        if len(sd_ids) == 1:  # a table's or one partition's: the statements of the fast path
+            self._delete_sd(sd_ids[0])
             return
         for chunk in _chunks(list(sd_ids)):
             rows = self.conn.execute(sa.select(s.sds.c.SERDE_ID, s.sds.c.CD_ID).where(s.sds.c.SD_ID.in_(chunk))).all()
@@ -295,6 +471,20 @@ class Tx:
                 if unused:
                     self.conn.execute(s.columns_v2.delete().where(s.columns_v2.c.CD_ID.in_(unused)))
                     self.conn.execute(s.cds.delete().where(s.cds.c.CD_ID.in_(unused)))
+
+    def _delete_sd(self, sd_id: int) -> None:
+        row = self._run(_SD_REFS, {"v": sd_id}).fetchone()
+        self._delete_where(s.sd_params, "SD_ID", sd_id)
+        self._delete_where(s.sds, "SD_ID", sd_id)
+        if row is None:
+            return
+        serde_id, cd_id = row
+        if serde_id is not None:
+            self._delete_where(s.serde_params, "SERDE_ID", serde_id)
+            self._delete_where(s.serdes, "SERDE_ID", serde_id)
+        if cd_id is not None and self._run(_CD_USED, {"v": cd_id}).fetchone() is None:
+            self._delete_where(s.columns_v2, "CD_ID", cd_id)
+            self._delete_where(s.cds, "CD_ID", cd_id)
 
     def _load_sds(self, rows: Sequence[Any], sd_scope: sa.Select | None) -> dict[int, StorageDescriptor]:
         """Build descriptors from rows of SDS joined with SERDES (see _SD_COLUMNS); children in bulk.
@@ -330,6 +520,10 @@ class Tx:
     def _columns(self, cd_ids: set[int]) -> dict[int, list[FieldSchema]]:
         out: dict[int, list[FieldSchema]] = defaultdict(list)
         c = s.columns_v2.c
+        if len(cd_ids) == 1:
+            (cd,) = cd_ids
+            out[cd] = [FieldSchema(n, t, cm) for n, t, cm in self._run(_COLUMNS_OF, {"v": cd}).fetchall()]
+            return out
         for chunk in _chunks(sorted(cd_ids)):
             q = sa.select(c.CD_ID, c.COLUMN_NAME, c.TYPE_NAME, c.COMMENT).where(c.CD_ID.in_(chunk)).order_by(
                 c.CD_ID, c.INTEGER_IDX)
@@ -337,37 +531,27 @@ class Tx:
                 out[cd].append(FieldSchema(name, typ, comment))
         return out
 
-    _SD_COLUMNS = (s.sds.c.SD_ID, s.sds.c.CD_ID, s.sds.c.SERDE_ID, s.sds.c.INPUT_FORMAT, s.sds.c.OUTPUT_FORMAT,
-                   s.sds.c.LOCATION, s.sds.c.IS_COMPRESSED, s.sds.c.IS_STOREDASSUBDIRECTORIES, s.sds.c.NUM_BUCKETS,
-                   s.sds.c.BUCKET_COLS, s.sds.c.SORT_COLS, s.sds.c.SKEWED_INFO, s.serdes.c.NAME.label("SERDE_NAME"),
-                   s.serdes.c.SLIB, s.serdes.c.DESCRIPTION, s.serdes.c.SERIALIZER_CLASS, s.serdes.c.DESERIALIZER_CLASS,
-                   s.serdes.c.SERDE_TYPE)
+    _SD_COLUMNS = _SD_COLUMNS
 
     # ---- tables -------------------------------------------------------------------------------------
 
-    def table_ref(self, db: str, name: str) -> Any:
+    def table_ref(self, db: str, name: str) -> TableRef | None:
         """(TBL_ID, DB_ID, SD_ID, CD_ID, TBL_TYPE, VERSION) of a table, or None."""
-        t = s.tbls.c
-        q = (sa.select(t.TBL_ID, t.DB_ID, t.SD_ID, s.sds.c.CD_ID, t.TBL_TYPE, t.VERSION)
-             .select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID).outerjoin(s.sds, s.sds.c.SD_ID == t.SD_ID))
-             .where(s.dbs.c.NAME == db, t.TBL_NAME == name))
-        return self.conn.execute(q).first()
+        row = self._run(_TABLE_REF, {"db": db, "name": name}).fetchone()
+        return TableRef(*row) if row is not None else None
 
     def get_tables(self, db: str, names: Sequence[str] | None = None) -> list[Table]:
         """Tables of `db` (all of them, or those named), each fully built, in name order."""
         t = s.tbls.c
-        q = (sa.select(t.TBL_ID, t.TBL_NAME, t.OWNER, t.OWNER_TYPE, t.CREATE_TIME, t.LAST_ACCESS_TIME, t.RETENTION,
-                       t.TBL_TYPE, t.VIEW_ORIGINAL_TEXT, t.VIEW_EXPANDED_TEXT, t.IS_REWRITE_ENABLED, t.VERSION,
-                       s.dbs.c.NAME.label("DB_NAME"), s.dbs.c.CTLG_NAME, *self._SD_COLUMNS)
-             .select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID)
-                          .outerjoin(s.sds, s.sds.c.SD_ID == t.SD_ID)
-                          .outerjoin(s.serdes, s.serdes.c.SERDE_ID == s.sds.c.SERDE_ID))
-             .where(s.dbs.c.NAME == db).order_by(t.TBL_NAME))
-        if names is not None:
-            if not names:
-                return []
-            q = q.where(t.TBL_NAME.in_(list(names)))
-        rows = self.conn.execute(q).all()
+        if names is not None and len(names) == 1:  # get_table: the prebuilt statements
+            rows = self._rows(_ONE_TABLE, {"db": db, "name": names[0]})
+        else:
+            q = _tables_query().where(s.dbs.c.NAME == db).order_by(t.TBL_NAME)
+            if names is not None:
+                if not names:
+                    return []
+                q = q.where(t.TBL_NAME.in_(list(names)))
+            rows = self.conn.execute(q).all()
         if not rows:
             return []
         ids = [r.TBL_ID for r in rows]
@@ -375,6 +559,9 @@ class Tx:
         sds = self._load_sds([r for r in rows if r.SD_ID is not None], None)
         pkeys: dict[int, list[FieldSchema]] = defaultdict(list)
         pk = s.partition_keys.c
+        if len(ids) == 1:
+            pkeys[ids[0]] = [FieldSchema(n, ty, c) for n, ty, c in self._run(_KEYS_OF, {"v": ids[0]}).fetchall()]
+            ids = []
         for chunk in _chunks(ids):
             for tid, n, ty, c in self.conn.execute(
                     sa.select(pk.TBL_ID, pk.PKEY_NAME, pk.PKEY_TYPE, pk.PKEY_COMMENT).where(pk.TBL_ID.in_(chunk))
@@ -416,14 +603,21 @@ class Tx:
     def insert_table(self, db_id: int, t: Table) -> int:
         cd_id = self._insert_cd(t.sd.cols)
         sd_id = self._insert_sds([t.sd], [cd_id])[0]
-        tbl_id = int(self.conn.execute(s.tbls.insert().values(
-            DB_ID=db_id, TBL_NAME=t.tableName, OWNER=t.owner, OWNER_TYPE=_OWNER_TYPES.get(t.ownerType or 0),
-            CREATE_TIME=t.createTime, LAST_ACCESS_TIME=t.lastAccessTime, RETENTION=t.retention, SD_ID=sd_id,
-            TBL_TYPE=t.tableType, VIEW_ORIGINAL_TEXT=t.viewOriginalText, VIEW_EXPANDED_TEXT=t.viewExpandedText,
-            IS_REWRITE_ENABLED=bool(t.rewriteEnabled), VERSION=1)).inserted_primary_key[0])
+        # The table's id is the id of the event this transaction writes next (its CREATE_TABLE): unique for
+        # ever, where an auto-increment may give a dropped table's id to the next one (SQLite does), and
+        # (TBL_ID, VERSION) keys the serialized caches of every server process. Ids given before this rule
+        # are below every new one: each table creation wrote an event.
+        assert self._next_event is not None, "tables are created in write transactions only"
+        tbl_id = self._next_event
+        self._insert_rows(s.tbls, [dict(
+            TBL_ID=tbl_id, DB_ID=db_id, TBL_NAME=t.tableName, OWNER=t.owner,
+            OWNER_TYPE=_OWNER_TYPES.get(t.ownerType or 0), CREATE_TIME=t.createTime,
+            LAST_ACCESS_TIME=t.lastAccessTime, RETENTION=t.retention, SD_ID=sd_id, TBL_TYPE=t.tableType,
+            VIEW_ORIGINAL_TEXT=t.viewOriginalText, VIEW_EXPANDED_TEXT=t.viewExpandedText,
+            IS_REWRITE_ENABLED=bool(t.rewriteEnabled), VERSION=1)])
         self._insert_params(s.table_params, "TBL_ID", tbl_id, t.parameters)
         if t.partitionKeys:
-            self.conn.execute(s.partition_keys.insert(), [
+            self._insert_rows(s.partition_keys, [
                 {"TBL_ID": tbl_id, "INTEGER_IDX": i, "PKEY_NAME": k.name, "PKEY_TYPE": k.type, "PKEY_COMMENT": k.comment}
                 for i, k in enumerate(t.partitionKeys)])
         return tbl_id
@@ -454,6 +648,16 @@ class Tx:
                 {"TBL_ID": tbl_id, "INTEGER_IDX": i, "PKEY_NAME": k.name, "PKEY_TYPE": k.type, "PKEY_COMMENT": k.comment}
                 for i, k in enumerate(t.partitionKeys)])
 
+    def relocate_partitions(self, tbl_id: int, old_prefix: str, new_prefix: str) -> None:
+        """Move the locations of a table's partitions under old_prefix to the same place under new_prefix."""
+        rows = self.conn.execute(sa.select(s.sds.c.SD_ID, s.sds.c.LOCATION)
+                                 .select_from(s.partitions.join(s.sds, s.sds.c.SD_ID == s.partitions.c.SD_ID))
+                                 .where(s.partitions.c.TBL_ID == tbl_id)).all()
+        for sd_id, loc in rows:
+            if loc and loc.startswith(old_prefix):
+                self.conn.execute(s.sds.update().where(s.sds.c.SD_ID == sd_id)
+                                  .values(LOCATION=new_prefix + loc[len(old_prefix):]))
+
     def bump_table_version(self, tbl_id: int) -> None:
         self.conn.execute(s.tbls.update().where(s.tbls.c.TBL_ID == tbl_id).values(VERSION=s.tbls.c.VERSION + 1))
 
@@ -464,10 +668,8 @@ class Tx:
         part_sds = [sd for _, sd in parts]
         if parts:  # four statements saved on the common unpartitioned drop
             self._delete_all_partitions(tbl_id)
-        self.conn.execute(s.tab_col_stats.delete().where(s.tab_col_stats.c.TBL_ID == tbl_id))
-        self.conn.execute(s.table_params.delete().where(s.table_params.c.TBL_ID == tbl_id))
-        self.conn.execute(s.partition_keys.delete().where(s.partition_keys.c.TBL_ID == tbl_id))
-        self.conn.execute(s.tbls.delete().where(s.tbls.c.TBL_ID == tbl_id))
+        for table in (s.tab_col_stats, s.table_params, s.partition_keys, s.tbls):
+            self._delete_where(table, "TBL_ID", tbl_id)
         self._delete_sds([x for x in part_sds if x is not None] + ([ref.SD_ID] if ref.SD_ID is not None else []))
 
     def update_table_params(self, tbl_id: int, params: dict[str, str]) -> None:
@@ -488,13 +690,12 @@ class Tx:
         part_ids = self._returning(s.partitions, "PART_ID", [
             {"TBL_ID": tbl_id, "PART_NAME": name, "CREATE_TIME": p.createTime, "LAST_ACCESS_TIME": p.lastAccessTime,
              "SD_ID": sd} for (name, p), sd in zip(parts, sd_ids)])
-        self.conn.execute(s.partition_key_vals.insert(), [
+        self._insert_rows(s.partition_key_vals, [
             {"PART_ID": pid, "INTEGER_IDX": i, "PART_KEY_VAL": v}
             for pid, (_, p) in zip(part_ids, parts) for i, v in enumerate(p.values)])
-        prows = [{"PART_ID": pid, "PARAM_KEY": k, "PARAM_VALUE": v}
-                 for pid, (_, p) in zip(part_ids, parts) for k, v in (p.parameters or {}).items()]
-        if prows:
-            self.conn.execute(s.partition_params.insert(), prows)
+        self._insert_rows(s.partition_params, [
+            {"PART_ID": pid, "PARAM_KEY": k, "PARAM_VALUE": v}
+            for pid, (_, p) in zip(part_ids, parts) for k, v in (p.parameters or {}).items()])
         self.bump_table_version(tbl_id)
 
     def partition_scope(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None,

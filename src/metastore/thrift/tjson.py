@@ -1,10 +1,14 @@
-"""Thrift's JSON protocol (TJSONProtocol) for bare structs, as Hive embeds objects in event messages.
+"""Thrift's JSON protocol (TJSONProtocol) for bare structs, as Hive embeds objects in event messages:
+`dumps` writes one, `loads` reads one back into a thriftpy2 struct (replication and catalogd apply the objects
+of the events they read).
 
 A struct is {"<field id>": {"<type>": value}, ...}; a list is ["<element type>", count, items...]; a map is
 ["<key type>", "<value type>", count, {key: value}]; booleans are 1/0 and binary is base64.
 
 Each struct class gets a plan once (its fields' ids, names and value writers), since event messages
-embed thousands of structs (one per partition added) and the generic walk dominated their cost.
+embed thousands of structs (one per partition added) and the generic walk dominated their cost. The
+catalog's model classes share the Thrift structs' field names, so a model object is written directly with its
+Thrift namesake's plan, without building the Thrift struct first.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from thriftpy2.thrift import TType
+
+from . import hms
 
 _NAMES = {TType.BOOL: "tf", TType.BYTE: "i8", TType.I16: "i16", TType.I32: "i32", TType.I64: "i64",
           TType.DOUBLE: "dbl", TType.STRING: "str", TType.STRUCT: "rec", TType.MAP: "map", TType.LIST: "lst",
@@ -89,9 +95,15 @@ def _plan(cls: type) -> list[tuple[str, str, str, Writer | None]]:
     plan = _PLANS.get(cls)
     if plan is None:
         plan = []
-        for fid in sorted(cls.thrift_spec):
-            spec = cls.thrift_spec[fid]
+        if hasattr(cls, "thrift_spec"):
+            thrift_spec, skip = cls.thrift_spec, set()
+        else:  # a model class: its store bookkeeping (id, version) is not part of the object Hive sends
+            thrift_spec, skip = getattr(hms, cls.__name__).thrift_spec, {"id", "version"}
+        for fid in sorted(thrift_spec):
+            spec = thrift_spec[fid]
             ttype, name = spec[0], spec[1]
+            if name in skip:
+                continue
             arg = spec[2] if len(spec) > 3 else None
             plan.append((str(fid), name, _NAMES[ttype], _writer(ttype, arg)))
         _PLANS[cls] = plan
@@ -109,3 +121,56 @@ def struct_doc(obj: Any) -> dict[str, Any]:
 
 def dumps(obj: Any) -> str:
     return json.dumps(struct_doc(obj), separators=(",", ":"), ensure_ascii=False)
+
+
+# ---- reading -----------------------------------------------------------------------------------------
+
+def _read(ttype: int, arg: Any, v: Any) -> Any:
+    if ttype == TType.STRUCT:
+        return from_doc(v, arg)
+    if ttype == TType.BOOL:
+        return bool(v)
+    if ttype == TType.DOUBLE:
+        return float(v)
+    if ttype == TType.BINARY:
+        return base64.b64decode(v + "=" * (-len(v) % 4))
+    if ttype in (TType.LIST, TType.SET):
+        et, ea = _split(arg)
+        items = [_read(et, ea, x) for x in v[2:]]
+        return set(items) if ttype == TType.SET else items
+    if ttype == TType.MAP:
+        (kt, ka), (vt, va) = _split(arg[0]), _split(arg[1])
+        return {_read_key(kt, ka, k): _read(vt, va, x) for k, x in (v[3] if len(v) > 3 else {}).items()}
+    return v
+
+
+def _read_key(ttype: int, arg: Any, k: str) -> Any:
+    if ttype in (TType.STRUCT, TType.LIST, TType.SET, TType.MAP):
+        v = _read(ttype, arg, json.loads(k))
+        return tuple(v) if isinstance(v, list) else v  # thriftpy2 keys its list-keyed maps by tuples
+    if ttype in (TType.I08, TType.I16, TType.I32, TType.I64):
+        return int(k)
+    if ttype == TType.BOOL:
+        return k == "1"
+    if ttype == TType.DOUBLE:
+        return float(k)
+    return k
+
+
+def from_doc(doc: dict[str, Any], cls: type) -> Any:
+    """The thriftpy2 struct of class `cls` from its parsed TJSON document."""
+    kwargs: dict[str, Any] = {}
+    for fid, spec in cls.thrift_spec.items():  # type: ignore[attr-defined]
+        cell = doc.get(str(fid))
+        if not cell:
+            continue
+        ttype, name = spec[0], spec[1]
+        arg = spec[2] if len(spec) > 3 else None
+        (_, raw), = cell.items()
+        kwargs[name] = _read(ttype, arg, raw)
+    return cls(**kwargs)
+
+
+def loads(text: str, cls: type) -> Any:
+    """The thriftpy2 struct of class `cls` from its TJSON text."""
+    return from_doc(json.loads(text), cls)

@@ -1,0 +1,4 @@
+"""catalogd: a versioned cache of the metastore, fed by its notification log, served to engines.
+
+It talks to the metastore only through the Hive Metastore Thrift API (see client.py).
+"""

@@ -1,0 +1,200 @@
+"""catalogd assembled: cache, loader, event processor, topic publisher, Thrift front and HTTP endpoint.
+
+HTTP endpoint (JSON, on --http-port, default the Thrift port + 1):
+  GET /status                          status and metrics (`metastore catalogd status` prints it)
+  GET /topic?name=N&from=V&wait=S      topic updates after catalog version V (long-poll up to S seconds);
+                                       asking from V acknowledges V for subscriber N (SYNC_DDL counts on it)
+  GET /object?kind=table&key=db.t      one object (minimal topic mode: subscribers fetch on demand)
+  GET /sync?event=N&timeout=S          SYNC_DDL wait for event N: 200, or 504 with the timeout error
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ..thrift import hms
+from .bootstrap import bootstrap
+from .catalog import CatalogCache, list_files
+from .client import Metastore
+from .front import Front
+from .loader import TableLoader
+from .processor import Processor, make_processor
+from .syncddl import SyncDdlTimeout, wait_for_event
+from .topics import Publisher, TopicBuilder, snapshot_table
+from .wire import object_to_json, update_to_json
+
+log = logging.getLogger(__name__)
+
+
+class CatalogdService:
+    def __init__(self, metastore: str, hierarchical: bool = True, host: str = "127.0.0.1", port: int = 9084,
+                 http_port: int | None = None, blacklist_dbs: list[str] | None = None,
+                 blacklist_tables: list[str] | None = None, topic_mode: str = "full", gc_every: int = 10,
+                 sync_ddl: bool = False, sync_ddl_timeout: float = 30.0, sync_reads: bool = False,
+                 loader_threads: int = 4, db_executors: int = 4, table_executors_per_db: int = 4,
+                 file_delay: float = 0.0, topic_interval: float = 0.05, poll_interval: float = 0.05,
+                 max_outstanding: int = 5000, load_in_background: bool = True) -> None:
+        self.started = time.time()
+        self.metastore = Metastore(metastore)
+        self.cache = CatalogCache(lambda loc: list_files(loc, file_delay), set(blacklist_dbs or ()),
+                                  set(blacklist_tables or ()), keep_history=False)
+        self.loader = TableLoader(self.cache, self.metastore, loader_threads)
+        self.host, self.port = host, port
+        self.http_port = http_port
+        self.hierarchical = hierarchical
+        self.proc_kw: dict[str, Any] = {"poll_interval": poll_interval}
+        if hierarchical:
+            self.proc_kw.update(db_executors=db_executors, table_executors_per_db=table_executors_per_db,
+                                max_outstanding=max_outstanding)
+        self.processor: Processor | None = None
+        self.publisher = Publisher(TopicBuilder(self.cache, topic_mode, gc_every), topic_interval)
+        self.sync_ddl = sync_ddl
+        self.sync_ddl_timeout = sync_ddl_timeout
+        self.front = Front(self, sync_reads=sync_reads)
+        self.load_in_background = load_in_background
+        self._thrift: Any = None
+        self._http: ThreadingHTTPServer | None = None
+        self._threads: list[threading.Thread] = []
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    def start(self, serve: bool = True) -> CatalogdService:
+        start = bootstrap(self.cache, self.metastore)
+        self.processor = make_processor(self.hierarchical, self.cache, self.metastore, self.loader, start,
+                                        **self.proc_kw)
+        self.processor.start()
+        if self.load_in_background:
+            self.loader.request_all_incomplete()
+        self.publisher.start()
+        if serve:
+            from ..server.thrift_server import ThriftServer
+            self._thrift = ThriftServer(self.front, self.host, self.port)
+            self.port = self._thrift.bind()
+            self._spawn(self._thrift.serve_forever, "catalogd-thrift")
+            self._http = ThreadingHTTPServer((self.host, self.http_port if self.http_port is not None
+                                              else self.port + 1), _http_handler(self))
+            self._http.daemon_threads = True
+            self.http_port = self._http.server_address[1]
+            self._spawn(self._http.serve_forever, "catalogd-http")
+        return self
+
+    def _spawn(self, fn: Any, name: str) -> None:
+        t = threading.Thread(target=fn, name=name, daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def close(self) -> None:
+        if self._thrift is not None:
+            self._thrift.close()
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+        self.publisher.stop()
+        if self.processor is not None:
+            self.processor.stop()
+        self.loader.close()
+        self.metastore.close()
+
+    # -- waits ----------------------------------------------------------------------------------------
+    def sync_to_latest(self, timeout: float = 30.0) -> None:
+        assert self.processor is not None
+        eid = self.metastore.current_event_id()
+        if self.processor.synced_event_id < eid:
+            self.processor.wake()
+        if not self.processor.wait_synced(eid, timeout):
+            raise hms.MetaException(message=f"catalogd: not synced to the metastore's event {eid} within "
+                                            f"{timeout:g}s (at {self.processor.synced_event_id})")
+
+    def after_write(self) -> None:
+        """After a call passed through that may have changed something: read-your-writes, or SYNC_DDL."""
+        assert self.processor is not None
+        eid = self.metastore.current_event_id()
+        self.processor.wake()
+        if self.sync_ddl:
+            try:
+                wait_for_event(self, eid, self.sync_ddl_timeout)
+            except SyncDdlTimeout as e:
+                raise hms.MetaException(message=f"{e} (the change itself was made)") from None
+        elif not self.processor.wait_synced(eid, 30.0):
+            log.warning("cache not synced to event %s after a write", eid)
+
+    def wait_for_event(self, event_id: int, timeout: float | None = None) -> int:
+        return wait_for_event(self, event_id, self.sync_ddl_timeout if timeout is None else timeout)
+
+    # -- objects --------------------------------------------------------------------------------------
+    def fetch(self, kind: str, key: str) -> Any:
+        if kind == "database":
+            d = self.cache.dbs.get(key)
+            return (d.obj, dict(d.functions)) if d else None
+        db, name = key.split(".", 1)
+        t = self.cache.table(db, name)
+        if t is None:
+            return None
+        if not t.complete:
+            t = self.loader.ensure_loaded(db, name) or t
+        return snapshot_table(t)
+
+    def status(self) -> dict[str, Any]:
+        assert self.processor is not None
+        pub, b = self.publisher, self.publisher.builder
+        return {"metastore": self.metastore.url, "thrift_port": self.port, "http_port": self.http_port,
+                "uptime_s": round(time.time() - self.started, 1), "processor": self.processor.status(),
+                "catalog": self.cache.stats(),
+                "loader": {"loads": self.loader.loads, "failures": self.loader.failures,
+                           "queued": self.loader.queued(), "load_seconds": round(self.loader.load_seconds, 3)},
+                "topics": {"mode": b.mode, "updates": b.updates, "last_version": b.last_version,
+                           "log_entries": len(b.log), "sent_anyway": b.sent_anyway, "gcs": b.gcs,
+                           "subscribers": dict(pub.acked)},
+                "front": {"cache_hits": self.front.hits, "cache_misses": self.front.misses,
+                          "passed_through": self.front.passed},
+                "sync_ddl": self.sync_ddl}
+
+
+def _http_handler(svc: CatalogdService) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a: Any) -> None:
+            pass
+
+        def _send(self, code: int, doc: Any) -> None:
+            body = json.dumps(doc).encode("utf-8")
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802
+            u = urllib.parse.urlsplit(self.path)
+            q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query).items()}
+            try:
+                if u.path == "/status":
+                    self._send(200, svc.status())
+                elif u.path == "/topic":
+                    name, frm = q.get("name", "anonymous"), int(q.get("from", "0"))
+                    pub = svc.publisher
+                    if name not in pub.acked:
+                        pub.register(name)
+                    pub.ack(name, frm)
+                    ups, complete = pub.updates_since(frm, min(float(q.get("wait", "0")), 30.0))
+                    if frm == 0 or not complete:
+                        ups = [pub.full_update()]
+                    self._send(200, {"updates": [update_to_json(x) for x in ups]})
+                elif u.path == "/object":
+                    kind, key = q["kind"], q["key"]
+                    self._send(200, object_to_json(kind, svc.fetch(kind, key)))
+                elif u.path == "/sync":
+                    try:
+                        v = svc.wait_for_event(int(q["event"]), float(q["timeout"]) if "timeout" in q else None)
+                        self._send(200, {"version": v})
+                    except SyncDdlTimeout as e:
+                        self._send(504, {"error": str(e)})
+                else:
+                    self._send(404, {"error": f"no such endpoint: {u.path}"})
+            except (KeyError, ValueError) as e:
+                self._send(400, {"error": f"bad request: {type(e).__name__}: {e}"})
+    return Handler

@@ -1,0 +1,162 @@
+"""`metastore repl dump|load|status|reset`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from . import NothingToDo, ReplError, dump, load, reset, root_dir, status
+
+
+def _options(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for p in pairs:
+        k, eq, v = p.partition("=")
+        if not eq or not k.strip():
+            raise click.BadParameter(f"{p!r} is not KEY=VALUE", param_hint="--with")
+        out[k.strip().strip("'\"")] = v.strip().strip("'\"")
+    return out
+
+
+_with = click.option("--with", "with_", multiple=True, metavar="KEY=VALUE",
+                     help="Options as in REPL ... WITH (...): hive.repl.rootdir (staging root), "
+                          "metastore.repl.copy.engine (spark|local), spark.master, spark.* ...")
+_metastore = click.option("--metastore", "uri", default="thrift://127.0.0.1:9083", show_default=True,
+                          help="The metastore: the source for dump, the target for load and status.")
+
+
+@click.group()
+def repl() -> None:
+    """Replication: REPL DUMP on a source metastore, REPL LOAD on a target."""
+
+
+@repl.command("dump")
+@click.argument("db")
+@_with
+@_metastore
+def dump_cmd(db: str, with_: tuple[str, ...], uri: str) -> None:
+    """Dump DB: a bootstrap the first time, then the events since the last dump."""
+    opts = _options(with_)
+    try:
+        r = dump(uri, db, root_dir(opts))
+    except NothingToDo as e:
+        click.echo(str(e))
+        return
+    except ReplError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(r.describe())
+
+
+@repl.command("load")
+@click.argument("srcdb")
+@click.option("--into", "into", help="The target database [SRCDB].")
+@_with
+@_metastore
+def load_cmd(srcdb: str, into: str | None, with_: tuple[str, ...], uri: str) -> None:
+    """Load the dumps of SRCDB not yet loaded into the target database."""
+    opts = _options(with_)
+    try:
+        results = load(uri, srcdb, into or srcdb, root_dir(opts), opts)
+    except NothingToDo as e:
+        click.echo(str(e))
+        return
+    except ReplError as e:
+        raise click.ClickException(str(e)) from None
+    for r in results:
+        click.echo(r.describe())
+
+
+@repl.command("status")
+@click.argument("tgtdb")
+@_metastore
+@click.option("--json", "as_json", is_flag=True)
+def status_cmd(tgtdb: str, uri: str, as_json: bool) -> None:
+    """The replication state kept on the target database TGTDB."""
+    try:
+        s = status(uri, tgtdb)
+    except ReplError as e:
+        raise click.ClickException(str(e)) from None
+    if as_json:
+        click.echo(json.dumps(s))
+        return
+    if s["source"] is None and s["last_id"] is None:
+        click.echo(f"{s['database']}: not a replication target")
+        return
+    click.echo(f"{s['database']}: replica of {s['source']}, last replicated event {s['last_id']}"
+               + (f", loading dump {s['loading']} (interrupted or running)" if s["loading"] else ""))
+
+
+@repl.command("reset")
+@click.argument("srcdb")
+@click.option("--bootstrap", is_flag=True, help="Remove every dump of SRCDB: the next dump is a bootstrap.")
+@_with
+def reset_cmd(srcdb: str, bootstrap: bool, with_: tuple[str, ...]) -> None:
+    """Clear a failed load's marker so the next load retries (or start over with --bootstrap)."""
+    done = reset(root_dir(_options(with_)), srcdb, bootstrap)
+    click.echo("\n".join(done) if done else "nothing to reset")
+
+
+@click.command()
+@click.argument("statement", required=False)
+@click.option("--db", help="SQLAlchemy URL of the metastore's store (default: SQLite in the data directory).")
+@click.option("--data-dir", help="Data directory for the embedded defaults [./metastore-data].")
+@click.pass_context
+def sql(ctx: click.Context, statement: str | None, db: str | None, data_dir: str | None) -> None:
+    """Run a scheduled-query statement (CREATE/ALTER/DROP SCHEDULED QUERY, SELECT * FROM
+    information_schema.scheduled_queries | information_schema.scheduled_executions | sys.replication_metrics);
+    without STATEMENT, an interactive shell (statements end with ';')."""
+    from .. import config
+    from ..app import open_store
+    from ..store.migrate import SchemaVersionError
+    from ..store.scheduled import ScheduledStore
+
+    root = ctx.find_root()
+    try:
+        store = ScheduledStore(open_store(config.load((root.obj or {}).get("config"), db=db, data_dir=data_dir)).engine)
+    except SchemaVersionError as e:
+        raise click.ClickException(str(e)) from None
+    if statement is not None:
+        if not _run_one(store, statement):
+            raise SystemExit(1)
+        return
+    _shell(store)
+
+
+def _run_one(store: object, text: str) -> bool:
+    from .policies import execute
+
+    try:
+        out = execute(store, text)  # type: ignore[arg-type]
+    except ReplError as e:
+        click.echo(f"Error: {e}", err=True)
+        return False
+    if isinstance(out, str):
+        click.echo(out)
+        return True
+    cols, rows = out
+    click.echo("\t".join(cols))
+    for r in rows:
+        click.echo("\t".join("NULL" if v is None else str(v) for v in r))
+    click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", err=True)
+    return True
+
+
+def _shell(store: object) -> None:
+    click.echo("metastore sql: scheduled queries and replication metrics; end statements with ';', "
+               "quit with \\q or Ctrl-D", err=True)
+    buf: list[str] = []
+    while True:
+        try:
+            line = input("sql> " if not buf else "...> ")
+        except EOFError:
+            click.echo("", err=True)
+            return
+        if line.strip() in ("\\q", "quit", "exit") and not buf:
+            return
+        buf.append(line)
+        text = "\n".join(buf).strip()
+        if text.endswith(";"):
+            buf = []
+            if text.strip(";").strip():
+                _run_one(store, text)

@@ -1,0 +1,644 @@
+"""REPL LOAD: apply a dump to the target database, through the target metastore's Thrift API.
+
+Every step sets an object to the state the dump holds for it (create it, or alter it when it differs, or
+drop it when it exists), so applying a step twice is harmless. Progress is kept on the target database,
+as Hive keeps `repl.last.id`:
+
+    repl.last.id                     the last source event applied (after a load: the dump's to id)
+    metastore.repl.source            the source database this one replicates
+    metastore.repl.loading           the dump being loaded; set before the first write, cleared at the end
+    metastore.repl.target.event.id   the target's event id just before the load's last write
+
+A load killed half-way (kill -9) resumes on the next run after the last event it applied (the dump's
+`_load_progress`, written after every event; the target's `repl.last.id` is checkpointed every CHECKPOINT
+events) and replays the rest. Before writing, an incremental load checks that nobody else
+changed the target database since the last load (its events after metastore.repl.target.event.id); a
+failure after writes began that a retry cannot fix leaves `_non_recoverable` in the dump.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..thrift import hms, tjson
+from . import copy as datacopy
+from .client import HIVE_ERRORS, EventsGone, Metastore, TargetUnreachable, hive_message
+from .errors import NeedsReset, NothingToDo, ReplError
+from .locations import LocationMap
+from .staging import BOOTSTRAP, FINISHED_LOAD, NON_RECOVERABLE, Dump, Staging, read_json, write_json
+
+log = logging.getLogger(__name__)
+
+LAST_ID = "repl.last.id"
+SOURCE = "metastore.repl.source"
+LOADING = "metastore.repl.loading"
+TARGET_EVENT = "metastore.repl.target.event.id"
+OWN_KEYS = (LAST_ID, SOURCE, LOADING, TARGET_EVENT)
+CHECKPOINT = 200
+NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
+PROGRESS = "_load_progress"  # in the dump: the last event applied by an unfinished load
+KILL_AFTER_ENV = "METASTORE_REPL_TEST_KILL_AFTER"  # tests: SIGKILL this process after N applied steps
+
+
+@dataclasses.dataclass
+class LoadResult:
+    dump_type: str
+    path: str
+    from_id: int
+    to_id: int
+    tables: int = 0
+    partitions: int = 0
+    functions: int = 0
+    events: int = 0
+    skipped_events: int = 0
+    files_copied: int = 0
+    bytes_copied: int = 0
+    seconds: float = 0.0
+    copy_seconds: float = 0.0
+
+    def describe(self) -> str:
+        what = (f"{self.tables} tables, {self.partitions} partitions, {self.functions} functions"
+                if self.dump_type == BOOTSTRAP else
+                f"{self.events} events applied, {self.skipped_events} already applied")
+        return (f"loaded {self.dump_type} dump {self.path} (events {self.from_id}..{self.to_id}): {what}; "
+                f"{self.files_copied} files, {self.bytes_copied} bytes copied; {self.seconds:.2f}s")
+
+
+def load(target_uri: str, src_db: str, tgt_db: str, root: str, copy_options: dict[str, str] | None = None,
+         ) -> list[LoadResult]:
+    """Load every dumped and not yet loaded dump of `src_db` into `tgt_db`, oldest first."""
+    staging = Staging(root, src_db)
+    dumps = staging.dumps()
+    for d in dumps:
+        failure = d.failure()
+        if failure:
+            raise NeedsReset(f"the load of {d.path} failed and needs `metastore repl reset {src_db.lower()}` "
+                             f"(after fixing the cause): {failure}")
+    pending = [d for d in dumps if d.dumped and not d.loaded]
+    if not pending:
+        if not os.path.isdir(staging.dir):
+            raise NothingToDo(f"nothing to load: no dumps of {src_db.lower()} under {root}")
+        raise NothingToDo(f"nothing to load: every dump of {src_db.lower()} under {root} is loaded")
+    out = []
+    with Metastore(target_uri) as tgt:
+        for d in pending:
+            out.append(Loader(tgt, d, src_db.lower(), tgt_db.lower(), copy_options or {}).run())
+    return out
+
+
+def _comparable(obj: Any) -> Any:
+    """The object as compared for change (its Thrift-JSON document, a new one): times the target assigns
+    itself are left out."""
+    doc = tjson.struct_doc(obj)
+    for fid, spec in type(obj).thrift_spec.items():
+        key = str(fid)
+        if spec[1] in ("createTime", "lastAccessTime"):
+            doc.pop(key, None)
+        elif spec[1] == "parameters" and key in doc:
+            kt, vt, _, m = doc[key]["map"]
+            m = {k: v for k, v in m.items() if k != "DO_NOT_UPDATE_STATS"}
+            doc[key] = {"map": [kt, vt, len(m), m]}
+    return doc
+
+
+def _values(t: Any, spec: dict[str, str]) -> list[str]:
+    return [spec[k.name] for k in t.partitionKeys]
+
+
+def _runs(events: list[tuple[int, str, dict[str, Any], dict[str, Any]]],
+          limit: int = 1000) -> list[list[tuple[int, str, dict[str, Any], dict[str, Any]]]]:
+    """Events in runs: consecutive ADD_PARTITION, or ALTER_PARTITION without a rename, of one table (up to
+    `limit` events) go together; every other event alone. Applying a run sets each partition to its last
+    state in the run, as applying its events one by one would."""
+    out: list[list[tuple[int, str, dict[str, Any], dict[str, Any]]]] = []
+    key: tuple[str, str] | None = None
+    for e in events:
+        ev, msg = e[2], e[3]
+        k = None
+        if ev["eventType"] in ("ADD_PARTITION", "ALTER_PARTITION") and "tableObjJson" in msg:
+            if ev["eventType"] == "ADD_PARTITION" or not msg.get("keyValues") or \
+                    list(msg["keyValues"].values()) == tjson.loads(msg["partitionObjAfterJson"], hms.Partition).values:
+                k = (ev["eventType"], (ev.get("tableName") or "").lower())
+        if k is not None and k == key and len(out[-1]) < limit:
+            out[-1].append(e)
+        else:
+            out.append([e])
+        key = k
+    return out
+
+
+def _part_name(t: Any, values: list[str]) -> str:
+    from ..catalog.names import make_part_name
+    return make_part_name([k.name for k in t.partitionKeys], list(values))
+
+
+class Loader:
+    def __init__(self, tgt: Metastore, dump: Dump, src_db: str, tgt_db: str, copy_options: dict[str, str]) -> None:
+        self.tgt = tgt
+        self.dump = dump
+        self.src_db = src_db
+        self.db = tgt_db
+        self.copy_options = copy_options
+        m = dump.meta
+        self.result = LoadResult(m.dump_type, dump.path, m.from_id, m.to_id)
+        self.source_db = tjson.from_doc(read_json(dump.file("_db")), hms.Database)
+        self.map: LocationMap | None = None
+        self.touched: dict[str, set[tuple[str, ...]] | None] = {}  # table -> partitions (None: all of it)
+        self.steps = 0
+        self.kill_after = int(os.environ.get(KILL_AFTER_ENV, "0") or 0)
+        self.resuming = False
+        self.tables: set[str] = set()  # target tables known to exist (fewer lookups per event)
+
+    # ---- the run ----------------------------------------------------------------------------------------
+
+    def run(self) -> LoadResult:
+        started = time.monotonic()
+        db = self.tgt.maybe("get_database", self.db)
+        params = dict(db.parameters or {}) if db else {}
+        if self.dump.meta.dump_type == BOOTSTRAP:
+            db = self._check_bootstrap(db, params)
+        else:
+            self._check_incremental(db, params)
+            assert db is not None
+        if self.result.skipped_events < 0:  # already loaded: only the acknowledgement was missing
+            self.result.skipped_events = 0
+            self.dump.mark(FINISHED_LOAD)
+            return self.result
+        self.map = LocationMap(self.source_db.locationUri, db.locationUri)
+        self.resuming = params.get(LOADING) == self.dump.meta.dump_id
+        try:
+            if params.get(LOADING) != self.dump.meta.dump_id:
+                self._set_params(db, {LOADING: self.dump.meta.dump_id, SOURCE: self.src_db})
+            if self.dump.meta.dump_type == BOOTSTRAP:
+                self._bootstrap()
+            else:
+                self._incremental(int(params[LAST_ID]))
+            self._copy_data()
+            db = self.tgt.call("get_database", self.db)
+            here = int(self.tgt.call("get_current_notificationEventId").eventId)
+            params = {LAST_ID: str(self.dump.meta.to_id), TARGET_EVENT: str(here), LOADING: None}
+            self._set_params(db, params)
+        except (TargetUnreachable, datacopy.CopyFailed):
+            raise  # a retry resumes from the checkpoint
+        except HIVE_ERRORS as e:
+            self._fail(hive_message(e))
+        except ReplError as e:
+            self._fail(str(e))
+        self.dump.mark(FINISHED_LOAD)
+        self.result.seconds = time.monotonic() - started
+        return self.result
+
+    def _fail(self, why: str) -> None:
+        text = f"{why} (dump {self.dump.path}, target database {self.db} on {self.tgt.uri})"
+        self.dump.mark(NON_RECOVERABLE, text + "\n")
+        raise NeedsReset(f"the load failed and needs `metastore repl reset {self.src_db}` after the cause is "
+                         f"fixed: {text}")
+
+    def _step(self) -> None:
+        self.steps += 1
+        if self.kill_after and self.steps >= self.kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def _set_params(self, db: Any, changes: dict[str, str | None]) -> None:
+        db = copy.deepcopy(db)
+        p = dict(db.parameters or {})
+        for k, v in changes.items():
+            if v is None:
+                p.pop(k, None)
+            else:
+                p[k] = v
+        db.parameters = p
+        self.tgt.call("alter_database", self.db, db)
+
+    # ---- checks before any write --------------------------------------------------------------------------
+
+    def _check_bootstrap(self, db: Any, params: dict[str, str]) -> Any:
+        if db is None:
+            src = self.source_db
+            new = hms.Database(name=self.db, description=src.description,
+                               parameters={k: v for k, v in (src.parameters or {}).items() if k not in OWN_KEYS},
+                               ownerName=src.ownerName, ownerType=src.ownerType)
+            self.tgt.call("create_database", new)
+            return self.tgt.call("get_database", self.db)
+        source = params.get(SOURCE)
+        if source is None:
+            if self.tgt.call("get_all_tables", self.db) or self.tgt.call("get_functions", self.db, "*"):
+                raise ReplError(f"the target database {self.db} on {self.tgt.uri} exists, is not empty and is "
+                                f"not a replica of {self.src_db}: a bootstrap would overwrite it. Drop it or load "
+                                "into another database")
+        elif source != self.src_db:
+            raise ReplError(f"the target database {self.db} on {self.tgt.uri} replicates {source}, not "
+                            f"{self.src_db}")
+        # A replica gets reconciled in full: a bootstrap after `reset --bootstrap` repairs a diverged target.
+        return db
+
+    def _check_incremental(self, db: Any, params: dict[str, str]) -> None:
+        m = self.dump.meta
+        if db is None or LAST_ID not in params:
+            raise ReplError(f"the target database {self.db} on {self.tgt.uri} has no {LAST_ID}: it was not "
+                            f"bootstrapped from {self.src_db}, so the incremental dump {self.dump.path} cannot "
+                            "be applied (`metastore repl reset --bootstrap` starts over)")
+        if params.get(SOURCE, self.src_db) != self.src_db:
+            raise ReplError(f"the target database {self.db} replicates {params[SOURCE]}, not {self.src_db}")
+        last = int(params[LAST_ID])
+        resuming = params.get(LOADING) == m.dump_id
+        if last < m.from_id:
+            raise ReplError(f"the target database {self.db} is at source event {last} but the dump "
+                            f"{self.dump.path} starts after event {m.from_id}: the dumps in between were not "
+                            "loaded")
+        if last >= m.to_id and not resuming:
+            self.result.skipped_events = -1
+            return
+        if not resuming:
+            self._check_not_diverged(params)
+
+    def _check_not_diverged(self, params: dict[str, str]) -> None:
+        """Events on the target database since the last load that the load itself did not write."""
+        mark = params.get(TARGET_EVENT)
+        if mark is None:
+            return
+        after = int(mark)
+        while True:
+            try:
+                events = self.tgt.call("get_next_notification",
+                                       hms.NotificationEventRequest(lastEvent=after, maxEvents=1000)).events or []
+            except (hms.MetaException, EventsGone) as e:
+                log.warning("cannot check the target for changes since event %s: %s", mark, e)
+                return
+            for e in events:
+                if (e.dbName or "").lower() != self.db:
+                    continue
+                if e.eventType == "ALTER_DATABASE" and self._own_marker(e, mark):
+                    continue
+                raise ReplError(
+                    f"the target database {self.db} on {self.tgt.uri} diverged from {self.src_db}: it was changed "
+                    f"outside replication after its last load (target event {e.eventId}: {e.eventType}"
+                    f"{' ' + e.tableName if e.tableName else ''}). Nothing was applied; undo the change, or "
+                    f"re-bootstrap with `metastore repl reset {self.src_db} --bootstrap`")
+            if len(events) < 1000:
+                return
+            after = events[-1].eventId
+
+    @staticmethod
+    def _own_marker(e: Any, mark: str) -> bool:
+        try:
+            after = tjson.loads(json.loads(e.message)["dbObjAfterJson"], hms.Database)
+        except (ValueError, KeyError, TypeError):
+            return False
+        return (after.parameters or {}).get(TARGET_EVENT) == mark
+
+    # ---- bootstrap ------------------------------------------------------------------------------------------
+
+    def _bootstrap(self) -> None:
+        base = self.dump.file(self.src_db)
+        names = sorted(n for n in (os.listdir(base) if os.path.isdir(base) else []) if n != "_functions")
+        for name in set(self.tgt.call("get_all_tables", self.db)) - set(names):
+            self.tgt.call("drop_table", self.db, name, True)  # a replica holds only what the source has
+        for name in names:
+            path = os.path.join(base, name, "_metadata")
+            doc = read_json(path)
+            try:
+                t = tjson.from_doc(doc["table"], hms.Table)
+                parts = [tjson.from_doc(p, hms.Partition) for p in doc.get("partitions", [])]
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise ReplError(f"{path} is malformed: {type(e).__name__}: {e}") from None
+            self._put_table(t)
+            if t.partitionKeys:
+                self._sync_partitions(t, parts)
+            self.touched[t.tableName] = None
+            self.result.tables += 1
+            self.result.partitions += len(parts)
+            self._step()
+        fdir = os.path.join(base, "_functions")
+        fnames = sorted(os.listdir(fdir)) if os.path.isdir(fdir) else []
+        for name in set(self.tgt.call("get_functions", self.db, "*")) - set(fnames):
+            self.tgt.call("drop_function", self.db, name)
+        for name in fnames:
+            self._put_function(tjson.from_doc(read_json(os.path.join(fdir, name, "_metadata")), hms.Function))
+            self.result.functions += 1
+
+    # ---- incremental ------------------------------------------------------------------------------------------
+
+    def _incremental(self, last: int) -> None:
+        progress = self.dump.file(PROGRESS)
+        if self.resuming and os.path.exists(progress):
+            last = max(last, int(read_json(progress)["eventId"]))
+        todo: list[tuple[int, str, dict[str, Any], dict[str, Any]]] = []
+        for event_id, path in self.dump.event_dirs():
+            ev = read_json(os.path.join(path, "_metadata"))
+            try:
+                msg = json.loads(ev["message"] or "{}")
+                self._touch_only(ev, msg)
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise ReplError(f"event {event_id} in {path} is malformed: {type(e).__name__}: {e}") from None
+            if event_id <= last:
+                self.result.skipped_events += 1
+            else:
+                todo.append((event_id, path, ev, msg))
+        applied_since = 0
+        try:
+            runs = _runs(todo)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ReplError(f"an event in {self.dump.path} is malformed: {type(e).__name__}: {e}") from None
+        for group in runs:
+            event_id, path = group[-1][0], group[-1][1]
+            try:
+                if len(group) == 1:
+                    self._apply(group[0][2], group[0][3])
+                else:
+                    self._apply_run(group)
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise ReplError(f"event {event_id} in {path} is malformed: {type(e).__name__}: {e}") from None
+            # the dump's own record of progress, after every event (or run of like events): a rerun replays
+            # at most what a kill interrupted (the target's repl.last.id follows every CHECKPOINT events)
+            write_json(progress, {"eventId": event_id, "dumpId": self.dump.meta.dump_id}, sync=False)
+            self.result.events += len(group)
+            applied_since += len(group)
+            for _ in group:
+                self._step()
+            if applied_since >= CHECKPOINT:
+                self._set_params(self.tgt.call("get_database", self.db), {LAST_ID: str(event_id)})
+                applied_since = 0
+
+    def _apply_run(self, group: list[tuple[int, str, dict[str, Any], dict[str, Any]]]) -> None:
+        """Consecutive ADD_PARTITION (or ALTER_PARTITION) events of one table: one call for all of them."""
+        kind = group[0][2]["eventType"]
+        t = tjson.loads(group[-1][3]["tableObjJson"], hms.Table)
+        parts: dict[tuple[str, ...], Any] = {}
+        for _, _, _, msg in group:
+            if kind == "ADD_PARTITION":
+                for p in msg.get("partitionListJson", []):
+                    part = tjson.loads(p, hms.Partition)
+                    parts[tuple(part.values)] = part
+            else:
+                part = tjson.loads(msg["partitionObjAfterJson"], hms.Partition)
+                parts[tuple(part.values)] = part
+        if self._ensure_table(t):
+            self._put_partitions(t, list(parts.values()), likely_new=kind == "ADD_PARTITION")
+
+    def _touch_only(self, ev: dict[str, Any], msg: dict[str, Any]) -> None:
+        """Data to copy follows from every event of the dump, applied now or before a crash."""
+        kind = ev["eventType"]
+        table = (ev.get("tableName") or msg.get("table") or "").lower()
+        if kind in ("CREATE_TABLE", "ALTER_TABLE"):
+            if kind == "ALTER_TABLE":
+                before = tjson.loads(msg["tableObjBeforeJson"], hms.Table)
+                after = tjson.loads(msg["tableObjAfterJson"], hms.Table)
+                old, new = before.tableName.lower(), after.tableName.lower()
+                if old != new or (after.dbName or "").lower() != self.src_db:
+                    self.touched.pop(old, None)
+                if (after.dbName or "").lower() == self.src_db:
+                    self.touched[new] = None
+                return
+            self.touched[table] = None
+        elif kind in ("ADD_PARTITION", "ALTER_PARTITION", "INSERT"):
+            cur = self.touched.setdefault(table, set())
+            if cur is None:
+                return
+            t = tjson.loads(msg["tableObjJson"], hms.Table)
+            if kind == "ADD_PARTITION":
+                for spec in msg.get("partitions", []):
+                    cur.add(tuple(_values(t, spec)))
+            elif kind == "ALTER_PARTITION":
+                cur.add(tuple(tjson.loads(msg["partitionObjAfterJson"], hms.Partition).values))
+            elif msg.get("partKeyVals"):
+                cur.add(tuple(_values(t, msg["partKeyVals"])))
+            else:
+                self.touched[table] = None
+        elif kind == "DROP_TABLE":
+            self.touched.pop(table, None)
+
+    def _apply(self, ev: dict[str, Any], msg: dict[str, Any]) -> None:
+        kind = ev["eventType"]
+        handler: Callable[[dict[str, Any]], None] | None = getattr(self, "_on_" + kind.lower(), None)
+        if handler is None:
+            log.info("event %s of type %s: nothing to replicate", ev["eventId"], kind)
+            return
+        handler(msg)
+
+    def _on_create_table(self, msg: dict[str, Any]) -> None:
+        self._put_table(tjson.loads(msg["tableObjJson"], hms.Table))
+
+    def _on_alter_table(self, msg: dict[str, Any]) -> None:
+        before = tjson.loads(msg["tableObjBeforeJson"], hms.Table)
+        after = tjson.loads(msg["tableObjAfterJson"], hms.Table)
+        old, new = before.tableName.lower(), after.tableName.lower()
+        in_before = (before.dbName or "").lower() == self.src_db
+        in_after = (after.dbName or "").lower() == self.src_db
+        if in_before and not in_after:  # renamed into another database: gone from this one
+            self._drop_table(old)
+            return
+        if in_before and old != new:
+            have_old = self.tgt.maybe("get_table", self.db, old)
+            have_new = self.tgt.maybe("get_table", self.db, new)
+            if have_old is not None and have_new is None:
+                moved = self.map.table(after, self.db)  # type: ignore[union-attr]
+                if self.map.to_target(before.sd.location) == have_old.sd.location:  # type: ignore[union-attr]
+                    moved.sd.location = have_old.sd.location  # the target moves its directory, as the source did
+                self.tgt.call("alter_table_with_environment_context", self.db, old, moved, NO_STATS)
+                self.tables.discard(old)
+            elif have_old is not None:
+                self._drop_table(old)  # replaying a rename already done: the old name is a later table's
+        self._put_table(after)
+
+    def _on_drop_table(self, msg: dict[str, Any]) -> None:
+        self._drop_table(msg["table"].lower())
+
+    def _on_add_partition(self, msg: dict[str, Any]) -> None:
+        t = tjson.loads(msg["tableObjJson"], hms.Table)
+        parts = [tjson.loads(p, hms.Partition) for p in msg.get("partitionListJson", [])]
+        if self._ensure_table(t):
+            self._put_partitions(t, parts, likely_new=True)
+
+    def _on_alter_partition(self, msg: dict[str, Any]) -> None:
+        t = tjson.loads(msg["tableObjJson"], hms.Table)
+        after = tjson.loads(msg["partitionObjAfterJson"], hms.Partition)
+        if not self._ensure_table(t):
+            return
+        old_values = _values(t, msg["keyValues"]) if msg.get("keyValues") else after.values
+        if list(old_values) != list(after.values):
+            self._drop_partitions(t, [old_values])
+        self._put_partitions(t, [after])
+
+    def _on_drop_partition(self, msg: dict[str, Any]) -> None:
+        t = tjson.loads(msg["tableObjJson"], hms.Table)
+        if self.tgt.maybe("get_table", self.db, t.tableName) is not None:
+            self._drop_partitions(t, [_values(t, s) for s in msg.get("partitions", [])])
+
+    def _on_insert(self, msg: dict[str, Any]) -> None:
+        pass  # data only: copied with the rest of the dump's data
+
+    def _on_create_function(self, msg: dict[str, Any]) -> None:
+        self._put_function(tjson.loads(msg["functionObjJson"], hms.Function))
+
+    def _on_drop_function(self, msg: dict[str, Any]) -> None:
+        name = msg["functionName"]
+        if self.tgt.maybe("get_function", self.db, name) is not None:
+            self.tgt.call("drop_function", self.db, name)
+
+    def _on_alter_database(self, msg: dict[str, Any]) -> None:
+        after = tjson.loads(msg["dbObjAfterJson"], hms.Database)
+        db = self.tgt.call("get_database", self.db)
+        own = {k: v for k, v in (db.parameters or {}).items() if k in OWN_KEYS}
+        wanted = {k: v for k, v in (after.parameters or {}).items() if k not in OWN_KEYS}
+        if {k: v for k, v in (db.parameters or {}).items() if k not in OWN_KEYS} != wanted or \
+                db.ownerName != after.ownerName:
+            db = copy.deepcopy(db)
+            db.parameters = {**wanted, **own}
+            db.ownerName, db.ownerType = after.ownerName, after.ownerType
+            self.tgt.call("alter_database", self.db, db)
+
+    # ---- objects ----------------------------------------------------------------------------------------------
+
+    def _ensure_table(self, t: Any) -> bool:
+        """The table exists on the target (created from the event's copy when missing)."""
+        name = t.tableName.lower()
+        if name not in self.tables and self.tgt.maybe("get_table", self.db, name) is None:
+            self._put_table(t)
+        self.tables.add(name)
+        return True
+
+    def _put_table(self, src: Any) -> None:
+        t = self.map.table(src, self.db)  # type: ignore[union-attr]
+        name = t.tableName.lower()
+        have = self.tgt.maybe("get_table", self.db, name)
+        if have is not None and [(k.name, k.type) for k in have.partitionKeys or []] != \
+                [(k.name, k.type) for k in t.partitionKeys or []]:
+            self._drop_table(name)  # a table of the same name but another shape: the source recreated it
+            have = None
+        if have is None:
+            self.tgt.call("create_table_with_environment_context", t, NO_STATS)
+            # the target may count files of an existing directory into the parameters: the source's stand
+            have = self.tgt.call("get_table", self.db, name)
+        if _comparable(have) != _comparable(t):
+            self.tgt.call("alter_table_with_environment_context", self.db, name, t, NO_STATS)
+        self.tables.add(name)
+
+    def _drop_table(self, name: str) -> None:
+        self.tables.discard(name)
+        if self.tgt.maybe("get_table", self.db, name) is not None:
+            self.tgt.call("drop_table", self.db, name, True)
+
+    def _put_partitions(self, t: Any, parts: list[Any], likely_new: bool = False) -> None:
+        if not parts:
+            return
+        name = t.tableName.lower()
+        mapped = [self.map.partition(p, self.db) for p in parts]  # type: ignore[union-attr]
+        for p in mapped:
+            p.tableName = name
+        want = {tuple(p.values): p for p in mapped}
+        if likely_new:  # an ADD_PARTITION event: add first, look only at the ones that were there already
+            have: dict[tuple[str, ...], Any] = {}
+            new = mapped
+        else:
+            names = [_part_name(t, p.values) for p in mapped]
+            have = {tuple(p.values): p for p in self.tgt.call("get_partitions_by_names", self.db, name, names) or []}
+            new = [p for p in mapped if tuple(p.values) not in have]
+        changed = [p for p in mapped if tuple(p.values) in have and _comparable(have[tuple(p.values)]) != _comparable(p)]
+        if new:
+            added = self.tgt.call("add_partitions_req", hms.AddPartitionsRequest(
+                dbName=self.db, tblName=name, parts=new, ifNotExists=True, needResult=True)).partitions or []
+            # the target may count files of an existing directory into the parameters: the source's stand
+            changed += [want[tuple(p.values)] for p in added if _comparable(p) != _comparable(want[tuple(p.values)])]
+            done = {tuple(p.values) for p in added}
+            existed = [p for p in new if tuple(p.values) not in done]
+            if existed:  # replayed after a kill: compare with what is there
+                there = self.tgt.call("get_partitions_by_names", self.db, name,
+                                      [_part_name(t, p.values) for p in existed]) or []
+                changed += [want[tuple(p.values)] for p in there
+                            if _comparable(p) != _comparable(want[tuple(p.values)])]
+        if changed:
+            self.tgt.call("alter_partitions_with_environment_context", self.db, name, changed, NO_STATS)
+
+    def _drop_partitions(self, t: Any, values: list[list[str]]) -> None:
+        name = t.tableName.lower()
+        for v in values:
+            try:
+                self.tgt.call("drop_partition", self.db, name, list(v), True)
+            except hms.NoSuchObjectException:
+                pass
+
+    def _sync_partitions(self, t: Any, parts: list[Any]) -> None:
+        """The target table's partitions become exactly the dump's."""
+        name = t.tableName.lower()
+        keep = {tuple(p.values) for p in parts}
+        have = self.tgt.call("get_partition_names", self.db, name, -1) or []
+        if have:
+            extra = [n for n in have if tuple(self.tgt.call("partition_name_to_vals", n)) not in keep]
+            if extra:
+                self.tgt.call("drop_partitions_req", hms.DropPartitionsRequest(
+                    dbName=self.db, tblName=name, parts=hms.RequestPartsSpec(names=extra), deleteData=True,
+                    ifExists=True, needResult=False))
+        for i in range(0, len(parts), 1000):
+            self._put_partitions(t, parts[i:i + 1000])
+
+    def _put_function(self, src: Any) -> None:
+        fn = copy.deepcopy(src)
+        fn.dbName = self.db
+        have = self.tgt.maybe("get_function", self.db, fn.functionName)
+        if have is None:
+            self.tgt.call("create_function", fn)
+        elif _comparable(have) != _comparable(fn):
+            self.tgt.call("alter_function", self.db, fn.functionName, fn)
+
+    # ---- data ---------------------------------------------------------------------------------------------------
+
+    def _copy_data(self) -> None:
+        assert self.map is not None
+        pairs: list[tuple[str, str, bool]] = []
+        for name, parts in sorted(self.touched.items(), key=lambda x: x[0]):
+            t = self.tgt.maybe("get_table", self.db, name)
+            if t is None or t.tableType != "MANAGED_TABLE" or not self.map.managed_here(t.sd.location):
+                continue
+            pairs.append((self.map.to_source(t.sd.location), t.sd.location, not t.partitionKeys))  # type: ignore
+            if not t.partitionKeys:
+                continue
+            if parts is None:
+                found = self.tgt.call("get_partitions", self.db, name, -1) or []
+            else:
+                names = [_part_name(t, list(v)) for v in sorted(parts)]
+                found = [p for i in range(0, len(names), 1000)
+                         for p in self.tgt.call("get_partitions_by_names", self.db, name, names[i:i + 1000]) or []]
+            for p in found:
+                src = self.map.to_source(p.sd.location)
+                if src is not None:
+                    pairs.append((src, p.sd.location, True))
+        started = time.monotonic()
+        stats = datacopy.sync(pairs, self.copy_options)
+        self.result.files_copied, self.result.bytes_copied = stats.files, stats.bytes
+        self.result.copy_seconds = time.monotonic() - started
+
+
+def status(target_uri: str, tgt_db: str) -> dict[str, str | None]:
+    with Metastore(target_uri) as tgt:
+        db = tgt.maybe("get_database", tgt_db.lower())
+    if db is None:
+        raise ReplError(f"database {tgt_db.lower()} does not exist on {target_uri}")
+    p = db.parameters or {}
+    return {"database": db.name, "source": p.get(SOURCE), "last_id": p.get(LAST_ID), "loading": p.get(LOADING),
+            "target_event_id": p.get(TARGET_EVENT)}
+
+
+def reset(root: str, src_db: str, bootstrap: bool) -> list[str]:
+    """Clear the failure markers of `src_db`'s dumps; with `bootstrap`, remove its dumps so the next is a
+    bootstrap (the target database is then reconciled with the source in full)."""
+    import shutil
+
+    staging = Staging(root, src_db)
+    done = []
+    for d in staging.dumps():
+        if bootstrap:
+            shutil.rmtree(d.path)
+            done.append(f"removed {d.path}")
+        elif d.has(NON_RECOVERABLE):
+            os.remove(d.file(NON_RECOVERABLE))
+            done.append(f"cleared the failure of {d.path}")
+    return done

@@ -1,0 +1,38 @@
+"""Errors of the Iceberg REST front, in the spec's error model: {"error": {"message", "type", "code"}}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RestError(Exception):
+    """An error answered to the client with an HTTP status and an Iceberg exception type name."""
+
+    def __init__(self, code: int, type_: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.type = type_
+        self.message = message
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "code": self.code}}
+
+
+def bad_request(message: str) -> RestError:
+    return RestError(400, "BadRequestException", message)
+
+
+def no_such_namespace(ns: str) -> RestError:
+    return RestError(404, "NoSuchNamespaceException", f"Namespace does not exist: {ns}")
+
+
+def no_such_table(ident: str, why: str = "") -> RestError:
+    return RestError(404, "NoSuchTableException", f"Table does not exist: {ident}" + (f" ({why})" if why else ""))
+
+
+def commit_failed(message: str) -> RestError:
+    return RestError(409, "CommitFailedException", message)
+
+
+def already_exists(message: str) -> RestError:
+    return RestError(409, "AlreadyExistsException", message)

@@ -1,0 +1,210 @@
+"""Acceptance 3 of catalogd: topic updates, subscriber replicas and SYNC_DDL. A DDL through catalogd (SYNC_DDL on)
+is visible on every subscriber's replica when it returns; a stuck subscriber ends the wait with the timeout
+error. Also: the topic update log (skips, MAX_NUM_SKIPPED_TOPIC_UPDATES, GC), minimal mode, the delete log."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from hive_metastore.ttypes import Database, MetaException, Partition
+
+from conftest import Client, Server, unique
+from metastore.catalogd.catalog import CatalogCache
+from metastore.catalogd.service import CatalogdService
+from metastore.catalogd.subscriber import NotInReplica, Subscriber
+from metastore.catalogd.topics import MAX_NUM_SKIPPED_TOPIC_UPDATES, Publisher, TopicBuilder
+from metastore.thrift import hms
+from test_catalogd_front import table
+
+
+@pytest.fixture(scope="module")
+def svc(server: Server) -> Iterator[CatalogdService]:
+    s = CatalogdService(server.uri, port=0, http_port=0, sync_ddl=True, sync_ddl_timeout=2.0,
+                        topic_interval=0.02).start()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def subs(svc: CatalogdService) -> Iterator[tuple[Subscriber, Subscriber]]:
+    local = Subscriber(unique("local"), svc)
+    remote = Subscriber(unique("remote"), f"http://127.0.0.1:{svc.http_port}", poll_wait=0.5)
+    deadline = time.time() + 10
+    while remote.replica.version == 0 or remote.name not in svc.publisher.acked:
+        assert time.time() < deadline
+        time.sleep(0.02)
+    yield local, remote
+    local.close()
+    remote.close()
+    svc.publisher.unregister(remote.name)
+
+
+def test_ddl_through_catalogd_is_on_every_replica_when_it_returns(svc: CatalogdService, subs: tuple) -> None:
+    local, remote = subs
+    c = Client(svc.port)
+    try:
+        db = unique("sd")
+        c.create_database(Database(db, "", None, {"k": "1"}))
+        for r in (local.replica, remote.replica):
+            assert r.get_database(db).parameters == {"k": "1"}
+        for i in range(8):
+            c.create_table(table(db, f"t{i}", [("p", "string")]))
+            for r in (local.replica, remote.replica):
+                assert r.get_table(db, f"t{i}").tableName == f"t{i}"
+            p = Partition(values=[str(i)], dbName=db, tableName=f"t{i}", sd=table(db, "x").sd, parameters={})
+            c.add_partition(p)
+            for r in (local.replica, remote.replica):
+                assert [q.values for q in r.get_partitions(db, f"t{i}")] == [[str(i)]]
+            t = c.get_table(db, f"t{i}")
+            t.parameters = dict(t.parameters, n=str(i))
+            c.alter_table(db, f"t{i}", t)
+            for r in (local.replica, remote.replica):
+                assert r.get_table(db, f"t{i}").parameters["n"] == str(i)
+        t = c.get_table(db, "t0")
+        t.tableName = "renamed"
+        c.alter_table(db, "t0", t)
+        c.drop_table(db, "t1", True)
+        for r in (local.replica, remote.replica):
+            with pytest.raises(NotInReplica):
+                r.table(db, "t0")
+            with pytest.raises(NotInReplica):
+                r.table(db, "t1")
+            assert "renamed" in r.table_names(db)  # by name at once; its objects once loaded
+        c.drop_database(db, True, True)
+        for r in (local.replica, remote.replica):
+            with pytest.raises(NotInReplica):
+                r.get_database(db)
+            assert r.table_names(db) == []
+    finally:
+        c.close()
+
+
+def test_wait_for_an_event_id(svc: CatalogdService, subs: tuple, client: Client) -> None:
+    local, remote = subs
+    db = unique("ev")
+    client.create_database(Database(db, "", None, {}))  # behind catalogd's back
+    eid = client.get_current_notificationEventId().eventId
+    with urllib.request.urlopen(f"http://127.0.0.1:{svc.http_port}/sync?event={eid}&timeout=10") as r:
+        version = json.loads(r.read())["version"]
+    assert local.replica.version >= version and remote.replica.version >= version
+    assert local.replica.get_database(db).name == db and remote.replica.get_database(db).name == db
+
+
+def test_stuck_subscriber_ends_the_wait_with_the_timeout_error(svc: CatalogdService, subs: tuple) -> None:
+    local, remote = subs
+    c = Client(svc.port)
+    db = unique("stuck")
+    try:
+        c.create_database(Database(db, "", None, {}))
+        remote.paused.set()  # stops polling: it applies (and acknowledges) nothing more
+        t0 = time.monotonic()
+        with pytest.raises(MetaException) as e:
+            c.create_table(table(db, "t"))
+        took = time.monotonic() - t0
+        assert "SYNC_DDL timed out after 2s" in e.value.message and remote.name in e.value.message
+        assert local.name not in e.value.message
+        assert 1.9 <= took < 5, took
+        # the change was made, and reached the subscriber that is not stuck
+        assert local.replica.get_table(db, "t").tableName == "t"
+        with pytest.raises(NotInReplica):
+            remote.replica.table(db, "t")
+        eid = svc.metastore.current_event_id()
+        with pytest.raises(urllib.error.HTTPError) as h:
+            urllib.request.urlopen(f"http://127.0.0.1:{svc.http_port}/sync?event={eid}&timeout=0.5")
+        assert h.value.code == 504 and "SYNC_DDL timed out" in json.loads(h.value.read())["error"]
+        remote.paused.clear()  # it catches up, and SYNC_DDL works again
+        c.create_table(table(db, "u"))
+        assert remote.replica.get_table(db, "u").tableName == "u"
+        assert remote.replica.get_table(db, "t").tableName == "t"
+    finally:
+        remote.paused.clear()
+        c.drop_database(db, True, True)
+        c.close()
+
+
+def test_wait_for_an_event_never_applied_times_out(svc: CatalogdService) -> None:
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError) as e:
+        svc.wait_for_event(svc.metastore.current_event_id() + 1000, 0.5)
+    assert "has applied events up to" in str(e.value) and time.monotonic() - t0 < 2
+
+
+def _db(cache: CatalogCache, name: str) -> None:
+    cache.put_database(hms.Database(name=name, parameters={}))
+
+
+def _tbl(cache: CatalogCache, db: str, name: str) -> None:
+    cache.add_table(db, name, hms.Table(tableName=name, dbName=db, partitionKeys=[],
+                                        sd=hms.StorageDescriptor(location=None)))
+
+
+def test_topic_update_log_skips_then_sends_anyway_and_is_collected() -> None:
+    cache = CatalogCache()
+    _db(cache, "d")
+    for n in ("hot", "cold", "gone"):
+        _tbl(cache, "d", n)
+    b = TopicBuilder(cache, "full", gc_every=3)
+    first = b.build()
+    assert first is not None and {e.key for e in first.entries} == {"d", "d.hot", "d.cold", "d.gone"}
+    assert b.build() is None  # nothing changed
+    # "hot" changes while every update is being built: it is skipped, twice, then sent with its newer version
+    b.during_build = lambda: cache.touch(cache.table("d", "hot"))  # type: ignore[arg-type]
+    seen = []
+    for _ in range(MAX_NUM_SKIPPED_TOPIC_UPDATES + 1):
+        cache.touch(cache.table("d", "cold"))  # type: ignore[arg-type]
+        up = b.build()
+        assert up is not None
+        keys = {e.key: e.version for e in up.entries}
+        assert keys["d.cold"] <= up.to_version
+        seen.append(keys.get("d.hot"))
+    assert seen[:MAX_NUM_SKIPPED_TOPIC_UPDATES] == [None] * MAX_NUM_SKIPPED_TOPIC_UPDATES
+    assert seen[-1] is not None and seen[-1] > up.to_version  # sent although newer than the update
+    assert b.sent_anyway == 1 and b.log["table:d.hot"].skipped == 0
+    # deletions come from the delete log; the log entry of a dropped table is garbage-collected
+    b.during_build = None
+    cache.remove_table("d", "gone")
+    assert len(cache.delete_log) == 1
+    up = Publisher(b).publish_once()
+    assert up is not None and [(d.kind, d.key) for d in up.deletions] == [("table", "d.gone")]
+    assert cache.delete_log == []  # published: it lives on in the update history only
+    b.log["table:d.ghost"] = b.log["table:d.cold"]  # an entry of an object no longer in the catalog
+    while b.updates % 3:
+        cache.touch(cache.table("d", "cold"))  # type: ignore[arg-type]
+        b.build()
+    assert b.gcs >= 1 and "table:d.ghost" not in b.log
+
+
+def test_minimal_mode_sends_names_and_versions_and_fetches_on_demand(server: Server, client: Client) -> None:
+    s = CatalogdService(server.uri, port=0, http_port=0, topic_mode="minimal", sync_ddl=True,
+                        topic_interval=0.02).start()
+    local = Subscriber("m-local", s)
+    remote = Subscriber("m-remote", f"http://127.0.0.1:{s.http_port}", poll_wait=0.5)
+    c = Client(s.port)
+    try:
+        deadline = time.time() + 10
+        while "m-remote" not in s.publisher.acked:
+            assert time.time() < deadline
+            time.sleep(0.02)
+        db = unique("min")
+        c.create_database(Database(db, "", None, {"a": "b"}))
+        c.create_table(table(db, "t"))
+        ups = [u for u in s.publisher.history if any(e.key == f"{db}.t" for e in u.entries)]
+        assert ups and all(e.obj is None for u in ups for e in u.entries)  # names and versions only
+        for r in (local.replica, remote.replica):
+            assert r.get_database(db).parameters == {"a": "b"}  # fetched on demand
+            assert r.get_table(db, "t").tableName == "t"
+        t = c.get_table(db, "t")
+        t.parameters = dict(t.parameters, v="2")
+        c.alter_table(db, "t", t)
+        for r in (local.replica, remote.replica):
+            assert r.get_table(db, "t").parameters["v"] == "2"  # the newer announced version is fetched
+    finally:
+        c.close()
+        local.close()
+        remote.close()
+        s.close()
