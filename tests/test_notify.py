@@ -405,6 +405,39 @@ def test_relay_retries_resumes_and_keeps_order(store_catalog) -> None:  # type: 
     assert [m.event_id for m in broker.published] == list(range(1, 23))
 
 
+class _SlowClaims:
+    """The catalog, with the relay thread's first claim held back (as on a loaded host or a remote store)."""
+
+    def __init__(self, catalog, delay: float) -> None:  # type: ignore[no-untyped-def]
+        self._catalog, self._delay = catalog, delay
+
+    def claim_consumer(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(self._delay)
+        return self._catalog.claim_consumer(*args, **kwargs)
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._catalog, name)
+
+
+def test_new_relay_starts_where_start_returned(store_catalog) -> None:  # type: ignore[no-untyped-def]
+    """A relay on a new cursor (start: latest) relays every event committed after start() returned, however late
+    its thread gets to the store; a server relies on this to lose nothing between binding and relaying."""
+    from metastore.notify.relay import Relay
+
+    cat = store_catalog
+    broker = MemoryBroker()
+    _db_events(cat, 3)
+    before = cat.current_event_id()
+    r = Relay(_SlowClaims(cat, 1.0), broker).start()  # type: ignore[arg-type]
+    try:
+        _db_events(cat, 4)
+        assert wait_for(lambda: len(broker.published) >= 4, 20), broker.published
+        time.sleep(0.3)
+    finally:
+        r.stop()
+    assert [m.event_id for m in broker.published] == list(range(before + 1, before + 5))
+
+
 def test_one_relay_per_cursor_and_takeover(store_catalog) -> None:  # type: ignore[no-untyped-def]
     from metastore.notify.relay import Relay
 

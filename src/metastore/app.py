@@ -41,6 +41,12 @@ def build_catalog(settings: Settings) -> Catalog:
     return catalog
 
 
+def register_relay(catalog: Catalog, settings: Settings) -> None:
+    from .notify.background import register_relay as register
+
+    register(catalog, settings)
+
+
 def start_notifications(catalog: Catalog, settings: Settings, server_url: str):  # type: ignore[no-untyped-def]
     """Beside the Thrift front: the notification log's cleaner, and the relay to the bus when one is set."""
     from .notify.background import start_notifications as start

@@ -56,7 +56,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
     from .server.thrift_server import ThriftServer
     from .store.migrate import SchemaVersionError
 
-    from .app import start_notifications
+    from .app import register_relay, start_notifications
     from .repl.policies import start_scheduler
     from .server.serialized import SerializedReads
     from .server.workers import supervise
@@ -67,6 +67,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
         catalog = build_catalog(s)  # schema check and default database, once, before any worker starts
     except SchemaVersionError as e:
         raise click.ClickException(str(e)) from None
+    register_relay(catalog, s)
 
     def make_server(catalog: Any) -> ThriftServer:
         return ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port,

@@ -15,6 +15,8 @@ from .topics import TopicMapper
 
 log = logging.getLogger(__name__)
 
+RELAY_NAME = "relay"  # the cursor of the relay `metastore serve` runs
+
 
 def retention_settings(settings: Any) -> tuple[float, float | None, float]:
     """(ttl, hard cap, clean interval) in seconds from the settings."""
@@ -46,13 +48,24 @@ class Notifications:
             self.cleaner.stop()
 
 
+def relay_enabled(settings: Any) -> bool:
+    return not is_embedded(settings.bus) and bool(settings.relay)
+
+
+def register_relay(catalog: Any, settings: Any) -> None:
+    """Register the relay's cursor (at the current event, if new) before the server takes requests: the relay
+    thread starts later, in a worker, and what is committed meanwhile must still be relayed."""
+    if relay_enabled(settings):
+        catalog.register_consumer(RELAY_NAME)
+
+
 def start_notifications(catalog: Any, settings: Any, server: str) -> Notifications:
     """Start the cleaner (unless its interval is 0) and, with a bus configured and the relay on, the relay."""
     ttl, cap, interval = retention_settings(settings)
     cleaner = Cleaner(catalog, ttl, cap, interval).start() if interval > 0 else None
     relay = None
-    if not is_embedded(settings.bus) and settings.relay:
-        relay = Relay(catalog, open_broker(settings.bus), hcat_messages(settings, server)).start()
+    if relay_enabled(settings):
+        relay = Relay(catalog, open_broker(settings.bus), hcat_messages(settings, server), name=RELAY_NAME).start()
     n = Notifications(cleaner, relay)
     atexit.register(n.stop)  # a clean exit (SIGTERM) gives the cursor's lease back at once
     return n

@@ -72,6 +72,10 @@ class Relay:
     # ---- control -------------------------------------------------------------------------------------
 
     def start(self) -> Relay:
+        try:  # before the thread: events committed from here on are after the relay's starting point
+            self.catalog.register_consumer(self.name, self.start_at)
+        except Exception as e:  # noqa: BLE001 - the store: the loop registers it once the store is back
+            log.warning("relay %s: could not register the cursor yet (%s)", self.name, e)
         self._thread = threading.Thread(target=self.run, name=f"relay-{self.name}", daemon=True)
         self._thread.start()
         return self
