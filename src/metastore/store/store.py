@@ -12,6 +12,7 @@ partition.
 from __future__ import annotations
 
 import json
+import threading
 from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -49,10 +50,13 @@ def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
 
 
 class _Prepared:
-    """A statement compiled once for the engine's driver, run on a raw pooled connection.
+    """A statement compiled once for the engine's driver, run on a raw connection.
 
     For the point lookups on the hot path (one per cached read), where building and compiling the
-    statement and a transaction around it cost several times the query itself.
+    statement and a transaction around it cost several times the query itself. On a SQLite file each
+    thread keeps a read-only connection of its own for them: taking one from SQLAlchemy's pool and giving
+    it back (with its reset) cost more than the lookup. Other databases use the pool, whose size bounds
+    the server's connections.
     """
 
     def __init__(self, engine: Engine, stmt: sa.Select) -> None:
@@ -60,9 +64,34 @@ class _Prepared:
         self.engine = engine
         self.sql = str(compiled)
         self.order = list(compiled.positiontup or []) if compiled.positional else None
+        db = engine.url.database or ""
+        file_db = engine.dialect.name == "sqlite" and db not in ("", ":memory:") and "mode=memory" not in str(engine.url)
+        self._local = threading.local() if file_db else None
+
+    def _thread_connection(self) -> Any:
+        assert self._local is not None
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            cargs, cparams = self.engine.dialect.create_connect_args(self.engine.url)
+            conn = self.engine.dialect.loaded_dbapi.connect(*cargs, **{**cparams, "timeout": 60,
+                                                                       "check_same_thread": False})
+            conn.isolation_level = None  # each lookup its own implicit read transaction, ended at once
+            conn.execute("PRAGMA busy_timeout=60000")
+            conn.execute("PRAGMA query_only=1")
+            self._local.conn = conn
+        return conn
 
     def first(self, **params: Any) -> Any:
         args: Any = tuple(params[k] for k in self.order) if self.order is not None else params
+        if self._local is not None:
+            try:
+                cur = self._thread_connection().execute(self.sql, args)
+                row = cur.fetchone()
+                cur.close()
+                return row
+            except self.engine.dialect.loaded_dbapi.Error as e:
+                self._local.conn = None  # a fresh connection next time
+                raise sa.exc.DBAPIError.instance(self.sql, args, e, self.engine.dialect.loaded_dbapi.Error) from e
         conn = self.engine.raw_connection()
         try:
             cur = conn.cursor()
@@ -121,6 +150,11 @@ _TABLE_REF = _Stmt(sa.select(s.tbls.c.TBL_ID, s.tbls.c.DB_ID, s.tbls.c.SD_ID, s.
                    .select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == s.tbls.c.DB_ID)
                                 .outerjoin(s.sds, s.sds.c.SD_ID == s.tbls.c.SD_ID))
                    .where(s.dbs.c.NAME == sa.bindparam("db"), s.tbls.c.TBL_NAME == sa.bindparam("name")))
+_TABLE_PARTS = _Stmt(sa.select(s.partitions.c.PART_ID, s.partitions.c.SD_ID)
+                     .where(s.partitions.c.TBL_ID == sa.bindparam("v")))
+_PART_LOCATIONS = _Stmt(sa.select(s.sds.c.LOCATION)
+                        .select_from(s.partitions.join(s.sds, s.sds.c.SD_ID == s.partitions.c.SD_ID))
+                        .where(s.partitions.c.TBL_ID == sa.bindparam("v")))
 _DATABASE = _Stmt(sa.select(s.dbs).where(s.dbs.c.NAME == sa.bindparam("name")))
 _COLUMNS_OF = _Stmt(sa.select(s.columns_v2.c.COLUMN_NAME, s.columns_v2.c.TYPE_NAME, s.columns_v2.c.COMMENT)
                     .where(s.columns_v2.c.CD_ID == sa.bindparam("v")).order_by(s.columns_v2.c.INTEGER_IDX))
@@ -663,8 +697,7 @@ class Tx:
 
     def delete_table(self, ref: Any) -> None:
         tbl_id = ref.TBL_ID
-        parts = self.conn.execute(sa.select(s.partitions.c.PART_ID, s.partitions.c.SD_ID)
-                                  .where(s.partitions.c.TBL_ID == tbl_id)).all()
+        parts = self._run(_TABLE_PARTS, {"v": tbl_id}).fetchall()
         part_sds = [sd for _, sd in parts]
         if parts:  # four statements saved on the common unpartitioned drop
             self._delete_all_partitions(tbl_id)
@@ -812,9 +845,7 @@ class Tx:
         self.conn.execute(s.partitions.delete().where(s.partitions.c.TBL_ID == tbl_id))
 
     def partition_locations(self, tbl_id: int) -> list[str]:
-        q = (sa.select(s.sds.c.LOCATION).select_from(s.partitions.join(s.sds, s.sds.c.SD_ID == s.partitions.c.SD_ID))
-             .where(s.partitions.c.TBL_ID == tbl_id))
-        return [x for x in self.conn.execute(q).scalars() if x]
+        return [x for (x,) in self._run(_PART_LOCATIONS, {"v": tbl_id}).fetchall() if x]
 
     # ---- functions ----------------------------------------------------------------------------------
 
