@@ -39,10 +39,13 @@ def column_error(name: str | None, type_: str | None) -> str | None:
 _ESCAPE = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(1, 32)}
 
 
+_ESCAPE_ANY = re.compile("[" + re.escape("".join(sorted(_ESCAPE))) + "]")
+
+
 def escape_path_name(s: str) -> str:
     if not s:
         return DEFAULT_PARTITION_NAME
-    if not any(c in _ESCAPE for c in s):
+    if _ESCAPE_ANY.search(s) is None:
         return s
     return "".join(f"%{ord(c):02X}" if c in _ESCAPE else c for c in s)
 
