@@ -56,8 +56,7 @@ def metastore_view(ms: Metastore, dbs: set[str] | None = None) -> dict[str, Any]
             d = ms.get_database(name)
             tables = {}
             # get_table_objects_by_name and get_partition_by_name: calls the metastore answers from its store,
-            # not from its serialized-table cache (which can serve a dropped table's twin on SQLite, see
-            # the report of issue 7)
+            # not from its serialized-table cache, so that the check does not share a fault with that cache
             for t in sorted(ms.get_table_objects_by_name(name, ms.get_all_tables(name)), key=lambda t: t.tableName):
                 tn = t.tableName
                 parts = ([ms.get_partition_by_name(name, tn, pn) for pn in ms.get_partition_names(name, tn, -1)]
