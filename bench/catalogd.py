@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,7 +38,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, Serve, free_port, stop_process, write_results
+
 sys.path.insert(0, str(ROOT / "src"))
 
 from metastore.catalogd.bootstrap import bootstrap  # noqa: E402
@@ -52,28 +52,6 @@ from metastore.thrift import hms  # noqa: E402
 
 DBS, TABLES = 10, 100
 WRITERS = 4
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(work: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "metastore.cli", "serve", "--db", f"sqlite:///{work}/ms.db",
-                             "--port", str(port), "--warehouse", str(work / "warehouse"),
-                             "--data-dir", str(work / "data")],
-                            stdout=open(work / "serve.log", "wb"), stderr=subprocess.STDOUT)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return proc, f"thrift://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("metastore did not start")
 
 
 def table_obj(db: str, name: str, partitioned: bool) -> Any:
@@ -246,11 +224,8 @@ def lag(url: str, seconds: float, rate: float, work: Path) -> dict[str, Any]:
                 "p50_ms": round(statistics.median(lat), 1), "p99_ms": round(lat[int(len(lat) * 0.99) - 1], 1),
                 "max_ms": round(lat[-1], 1), "topic_updates": status["topics"]["updates"]}
     finally:
-        if sub is not None:
-            sub.terminate()
-            sub.wait(10)
-        cat.terminate()
-        cat.wait(15)
+        stop_process(sub, 10)
+        stop_process(cat)
         ms.close()
 
 
@@ -263,8 +238,10 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="catalogd-bench-"))
-    server, url = start_server(work)
+    server = Serve(work)
     try:
+        server.launch(f"sqlite:///{work}/ms.db", timeout=60)
+        url = server.uri
         ms = Metastore(url)
         caches = (CatalogCache(), CatalogCache())
         start = bootstrap(caches[0], ms)
@@ -288,16 +265,12 @@ def main() -> None:
         print("lag", lag_res, flush=True)
         ms.close()
     finally:
-        server.terminate()
-        server.wait(15)
+        server.stop()
     res = {"events": n, "tables": TABLES, "databases": DBS, "file_listing_ms": a.delay_ms,
            "hierarchical_config": "4 database executors x 8 table executors", "catch_up": runs,
            "speedup": round(speedup, 2), "lag": lag_res, "machine": f"{platform.platform()}, {os.cpu_count()} cores",
            "load_average_1m_at_end": round(os.getloadavg()[0], 2),
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "catalogd.json").write_text(json.dumps(res, indent=2) + "\n")
     s, h = runs["sequential"], runs["hierarchical"]
     md = f"""# catalogd benchmark
 
@@ -325,7 +298,7 @@ and one subscriber process (HTTP long-poll); visibility = the subscriber applied
 
 {lag_res['topic_updates']} topic updates were published.
 """
-    (out / "catalogd.md").write_text(md)
+    write_results(Path(a.out), "catalogd.json", res, "catalogd.md", md, json_end="\n")
     print(md)
 
 

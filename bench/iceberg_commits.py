@@ -20,16 +20,11 @@ Results: bench/results/iceberg-commits.{md,json} (--out to change).
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
-import platform
-import shutil
-import subprocess
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +32,8 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from run import Reference, free_port, log, wait_port  # noqa: E402 - bench/run.py: the reference, helpers
+from common import (Reference, Serve, command_line, fresh_dir, free_port, host_facts, log,  # noqa: E402
+                    publish, utc_now, wait_port)
 
 LOCK_PROPS = {"lock-check-min-wait-time": "0.01", "lock-check-max-wait-time": "0.1", "lock-check-retries": "100000"}
 PATHS = ("lock", "rest", "reference")
@@ -120,36 +116,17 @@ def measure(kind: str, uri: str, warehouse: str, ns: str, writers: int, seconds:
             "no_lost_commit": snapshots == commits}
 
 
-class Ours:
+class Ours(Serve):
     """`metastore serve` on a fresh SQLite store, with its Thrift port and its REST port."""
 
     def __init__(self, workdir: Path, workers: int) -> None:
-        self.workdir, self.workers = workdir, workers
-        self.port, self.rest_port = free_port(), free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
+        super().__init__(workdir, workers)
+        self.rest_port = free_port()
 
     def start(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
-        self.workdir.mkdir(parents=True)
-        logfile = self.workdir / "serve.log"
-        cmd = [sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-               "--rest-port", str(self.rest_port), "--db", f"sqlite:///{self.workdir / 'metastore.db'}",
-               "--warehouse", str(self.workdir / "warehouse"), "--data-dir", str(self.workdir / "data"),
-               "--workers", str(self.workers)]
-        with open(logfile, "ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         cwd=self.workdir)
-        wait_port(self.port, self.proc, 120, "metastore serve", logfile)
-        wait_port(self.rest_port, self.proc, 30, "metastore serve (REST)", logfile)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        fresh_dir(self.workdir)
+        self.launch(f"sqlite:///{self.workdir / 'metastore.db'}", "--rest-port", str(self.rest_port))
+        wait_port(self.rest_port, self.proc, 30, "metastore serve (REST)", self.logfile)
 
 
 def fmt_ratio(a: float | None, b: float | None) -> str:
@@ -205,10 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     work = ROOT / "bench" / "out" / "iceberg-commits"
     meta: dict[str, Any] = {
-        "command": " ".join(["python", "bench/iceberg_commits.py", *(argv if argv is not None else sys.argv[1:])]),
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": args.seconds,
+        "command": command_line("bench/iceberg_commits.py", argv),
+        "started": utc_now(), "seconds": args.seconds,
         "writer_counts": counts, "workers": args.workers,
-        "host": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "host": host_facts(),
         "failures": [], "load_before": os.getloadavg()[0],
     }
     points: dict[str, list[dict[str, Any]]] = {}
@@ -248,14 +225,10 @@ def main(argv: list[str] | None = None) -> int:
             log(f"reference FAILED: {e}")
         finally:
             ref.stop()
-    meta["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    meta["finished"] = utc_now()
     meta["load_after"] = os.getloadavg()[0]
     md = markdown(points, meta)
-    (out / "iceberg-commits.json").write_text(json.dumps({"meta": meta, "points": points}, indent=2))
-    (out / "iceberg-commits.md").write_text(md)
-    print()
-    print(md)
-    print(f"written: {out / 'iceberg-commits.md'}, {out / 'iceberg-commits.json'}")
+    publish(out, "iceberg-commits", {"meta": meta, "points": points}, md)
     return 1 if meta["failures"] else 0
 
 

@@ -27,11 +27,9 @@ The subscriber is a separate process (metastore.notify.subscribe, not durable) t
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,24 +40,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, Serve, port_open, stop_process, write_results
+
 sys.path.insert(0, str(ROOT / "src"))
 
 BROKERS = {"activemq": "activemq://127.0.0.1:61613", "rabbitmq": "amqp://guest:guest@127.0.0.1:5672/%2F"}
-
-
-def port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---- the subscriber process ------------------------------------------------------------------------------
@@ -157,8 +142,7 @@ def drain(bus: str, n: int, tmp: Path) -> dict[str, Any]:
     try:
         got = sub.wait(n, 600)
     finally:
-        relay.terminate()
-        relay.wait(30)
+        stop_process(relay, 30)
         sub.close()
     ids = {g[0] for g in got}
     assert ids == set(range(1, n + 1)), f"{len(ids)} of {n} events delivered"
@@ -180,17 +164,10 @@ def latency(bus: str, tmp: Path, seconds: float, rate: float, clients: int) -> d
     from thrift.protocol import TBinaryProtocol
     from thrift.transport import TSocket, TTransport
 
-    port = free_port()
-    log = open(tmp / "serve.log", "w")
-    srv = subprocess.Popen([sys.executable, "-m", "metastore.cli", "serve", "--port", str(port), "--db",
-                            f"sqlite:///{tmp / f'lat{clients}.db'}", "--data-dir", str(tmp / "d2"), "--warehouse",
-                            str(tmp / "wh2"), "--bus", bus], stdout=log, stderr=subprocess.STDOUT)
+    srv = Serve(tmp, warehouse=tmp / "wh2", data_dir=tmp / "d2")
+    port = srv.port
     try:
-        deadline = time.time() + 60
-        while not port_open(port):
-            if time.time() > deadline or srv.poll() is not None:
-                raise RuntimeError((tmp / "serve.log").read_text())
-            time.sleep(0.05)
+        srv.launch(f"sqlite:///{tmp / f'lat{clients}.db'}", "--bus", bus, timeout=60)
         returned: dict[str, float] = {}
         lock = threading.Lock()
 
@@ -237,11 +214,7 @@ def latency(bus: str, tmp: Path, seconds: float, rate: float, clients: int) -> d
                "delivered_per_s": round(n / (t_last - t0)), **_pcts(lat)}
         return res
     finally:
-        srv.terminate()
-        try:
-            srv.wait(15)
-        except subprocess.TimeoutExpired:
-            srv.kill()
+        srv.stop()
 
 
 def main() -> None:
@@ -287,9 +260,6 @@ def main() -> None:
     finally:
         if started_activemq:
             subprocess.run(["bash", str(ROOT / "scripts" / "activemq.sh"), "stop"])
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "notify.json").write_text(json.dumps(results, indent=2))
     md = [f"# Notification benchmark ({results['when']}, {results['machine']})", "",
           "| broker | drain events/s | steady: events | p50 ms | p99 ms | max ms "
           "| 4 clients: committed/s | delivered/s | p50 ms | p99 ms |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -297,7 +267,7 @@ def main() -> None:
         d, l, x = r["drain"], r["latency"], r["loaded"]
         md.append(f"| {b} | {d['events_per_s']} | {l['events']} | {l['p50_ms']} | {l['p99_ms']} | {l['max_ms']} "
                   f"| {x['committed_per_s']} | {x['delivered_per_s']} | {x['p50_ms']} | {x['p99_ms']} |")
-    (out / "notify.md").write_text("\n".join(md) + "\n")
+    write_results(Path(a.out), "notify.json", results, "notify.md", "\n".join(md) + "\n")
     print("\n".join(md))
 
 

@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import platform
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, Serve, write_results
+
 sys.path.insert(0, str(ROOT / "src"))
 
 from metastore.repl import dump, load  # noqa: E402
@@ -42,29 +41,26 @@ from metastore.thrift import hms  # noqa: E402
 
 DB = "bench_src"
 TDB = "bench_replica"
+T = TypeVar("T")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def serve(work: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
+def serve(work: Path, name: str) -> Serve:
     d = work / name
     d.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "metastore.cli", "serve", "--port", str(port), "--db",
-                             f"sqlite:///{d / 'store.db'}", "--warehouse", str(d / "warehouse"), "--data-dir",
-                             str(d / "data")], stdout=open(d / "serve.log", "ab"), stderr=subprocess.STDOUT, cwd=d)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return proc, f"thrift://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{name} did not start: {(d / 'serve.log').read_text()[-2000:]}")
+    server = Serve(d)
+    try:
+        server.launch(f"sqlite:///{d / 'store.db'}", timeout=60)
+    except Exception:
+        server.stop()
+        raise
+    return server
+
+
+def timed(fn: Callable[[], T]) -> tuple[T, float]:
+    """fn's result and the seconds it took (rounded as the results show them)."""
+    t0 = time.monotonic()
+    result = fn()
+    return result, round(time.monotonic() - t0, 2)
 
 
 def table(name: str) -> Any:
@@ -101,8 +97,8 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-repl-"))
-    src_proc, src = serve(work, "source")
-    tgt_proc, tgt = serve(work, "target")
+    source, target = serve(work, "source"), serve(work, "target")
+    src, tgt = source.uri, target.uri
     root = str(work / "staging")
     opts = {"metastore.repl.copy.engine": "local"}
     res: dict[str, Any] = {"machine": f"{platform.node()}, {os.cpu_count()} cores", "store": "SQLite, 1 process each",
@@ -121,12 +117,8 @@ def main() -> int:
         print(f"source: {a.tables} tables, {a.tables * a.partitions} partitions in {res['source_setup_s']}s",
               flush=True)
 
-        t0 = time.monotonic()
-        d = dump(src, DB, root)
-        res["bootstrap_dump_s"] = round(time.monotonic() - t0, 2)
-        t0 = time.monotonic()
-        [ld] = load(tgt, DB, TDB, root, opts)
-        res["bootstrap_load_s"] = round(time.monotonic() - t0, 2)
+        d, res["bootstrap_dump_s"] = timed(lambda: dump(src, DB, root))
+        [ld], res["bootstrap_load_s"] = timed(lambda: load(tgt, DB, TDB, root, opts))
         res["bootstrap_partitions"] = ld.partitions
         res["bootstrap_partitions_per_s"] = round(ld.partitions / res["bootstrap_load_s"], 1)
         assert counts(src, DB) == counts(tgt, TDB), "bootstrap: the target differs"
@@ -164,26 +156,18 @@ def main() -> int:
         res["source_events_s"] = round(time.monotonic() - t0, 2)
         print(f"source: {made} events in {res['source_events_s']}s", flush=True)
 
-        t0 = time.monotonic()
-        d = dump(src, DB, root)
-        res["incremental_dump_s"] = round(time.monotonic() - t0, 2)
+        d, res["incremental_dump_s"] = timed(lambda: dump(src, DB, root))
         res["incremental_dumped_events"] = d.events
-        t0 = time.monotonic()
-        [ld] = load(tgt, DB, TDB, root, opts)
-        res["incremental_load_s"] = round(time.monotonic() - t0, 2)
+        [ld], res["incremental_load_s"] = timed(lambda: load(tgt, DB, TDB, root, opts))
         res["incremental_applied_events"] = ld.events
         res["incremental_events_per_s"] = round(ld.events / res["incremental_load_s"], 1)
         assert counts(src, DB) == counts(tgt, TDB), "incremental: the target differs"
         print(f"incremental: dump {res['incremental_dump_s']}s, load {res['incremental_load_s']}s "
               f"({res['incremental_events_per_s']} events/s)", flush=True)
     finally:
-        for p in (src_proc, tgt_proc):
-            p.terminate()
-            p.wait(10)
+        source.stop()
+        target.stop()
         shutil.rmtree(work, ignore_errors=True)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "repl.json").write_text(json.dumps(res, indent=1) + "\n")
     md = [f"# Replication benchmark ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
           f"{res['machine']}; source and target: `metastore serve` on {res['store']}; `python bench/repl.py "
           f"--tables {a.tables} --partitions {a.partitions} --events {a.events}`; metadata only (no data files).",
@@ -200,7 +184,7 @@ def main() -> int:
           "to 100 partitions: consecutive events of one table are applied in one call), 1% DROP_PARTITION. The "
           "source wrote them in " f"{res['source_events_s']} s through Thrift; the load is bound by the target's "
           "commits. The 2 cores are shared with other work, so figures move between runs.", ""]
-    (out / "repl.md").write_text("\n".join(md))
+    write_results(Path(a.out), "repl.json", res, "repl.md", "\n".join(md), indent=1, json_end="\n")
     print("\n".join(md))
     return 0
 

@@ -32,11 +32,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import multiprocessing as mp
 import os
-import platform
-import shutil
 import socket
 import statistics
 import subprocess
@@ -46,12 +43,12 @@ import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_SCRIPTS = Path(os.environ.get("REFERENCE_HMS_DIR", ROOT.parent / "shared" / "reference-hms"))
+from common import ROOT, Reference, Serve, command_line, fresh_dir, host_facts, log, publish, utc_now
+
 PG_ADMIN = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
 MARIA_ADMIN = "mysql+pymysql://root@127.0.0.1:3306/"
 BACKEND_URLS = {"postgres": "postgresql+psycopg2://postgres@127.0.0.1:5432/{name}",
@@ -109,10 +106,6 @@ def rows_for(p: Params) -> list[Row]:
 
 
 ROW_IDS = [r.id for r in rows_for(FULL)]
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 # --------------------------------------------------------------------------------------------- the client
@@ -269,90 +262,41 @@ def partitions(db: str, tbl: str, n: int) -> list[Any]:
 
 # ----------------------------------------------------------------------------------------- the targets
 
-def port_free(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes] | None, timeout: float, what: str, logfile: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode}:\n{tail(logfile)}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on {port} in {timeout:.0f} s:\n{tail(logfile)}")
-
-
-def tail(path: Path, n: int = 3000) -> str:
-    try:
-        return path.read_text(errors="replace")[-n:]
-    except OSError:
-        return ""
-
-
 WORKERS = os.cpu_count() or 1  # server processes of ours (`metastore serve --workers`); set by --workers
 
 
-class Ours:
+class Ours(Serve):
     """`metastore serve` on a fresh store of one backend."""
 
     def __init__(self, backend: str, url: str | None, workdir: Path) -> None:
+        super().__init__(workdir, WORKERS)
         self.backend = backend
         self.name = f"ours:{backend}"
         self.given_url = url  # --db: use as is, never create or drop the database
-        self.workdir = workdir
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.created_db: str | None = None
-        self.logfile = workdir / "serve.log"
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
 
     def describe(self) -> str:
         import sqlalchemy as sa
         return f"metastore serve, {sa.engine.make_url(self.url).render_as_string(hide_password=True)}"
 
     def start(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
-        self.workdir.mkdir(parents=True)
+        fresh_dir(self.workdir)
         if self.given_url:
             self.url = self.given_url
         elif self.backend == "sqlite":
             self.url = f"sqlite:///{self.workdir / 'metastore.db'}"
         else:
             self.url = self._create_database()
-        cmd = [sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-               "--db", self.url, "--warehouse", str(self.workdir / "warehouse"),
-               "--data-dir", str(self.workdir / "data"), "--workers", str(WORKERS)]
-        with open(self.logfile, "ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         cwd=self.workdir)
-        wait_port(self.port, self.proc, 120, "metastore serve", self.logfile)
+        self.launch(self.url)
+
+    def _admin(self) -> Any:
+        import sqlalchemy as sa
+        return sa.create_engine(PG_ADMIN if self.backend == "postgres" else MARIA_ADMIN, isolation_level="AUTOCOMMIT")
 
     def _create_database(self) -> str:
-        import sqlalchemy as sa
         name = "msbench_" + uuid.uuid4().hex[:10]
-        admin = sa.create_engine(PG_ADMIN if self.backend == "postgres" else MARIA_ADMIN,
-                                 isolation_level="AUTOCOMMIT")
+        admin = self._admin()
         try:
             with admin.connect() as c:
                 if self.backend == "postgres":
@@ -365,17 +309,9 @@ class Ours:
         return BACKEND_URLS[self.backend].format(name=name)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        super().stop()
         if self.created_db:
-            import sqlalchemy as sa
-            admin = sa.create_engine(PG_ADMIN if self.backend == "postgres" else MARIA_ADMIN,
-                                     isolation_level="AUTOCOMMIT")
+            admin = self._admin()
             try:
                 with admin.connect() as c:
                     force = " WITH (FORCE)" if self.backend == "postgres" else ""
@@ -388,56 +324,6 @@ class Ours:
 
     def fresh_store(self) -> bool:
         return not self.given_url
-
-
-class Reference:
-    """The reference Apache Hive 2.3.10 metastore (Derby), through ../shared/reference-hms."""
-
-    name = "reference"
-
-    def __init__(self, workdir: Path, port: int, python: str) -> None:
-        self.workdir = workdir
-        self.port = port
-        self.python = python
-        self.started = False
-
-    @property
-    def pid(self) -> int:
-        return int((self.workdir / "pid").read_text().strip())
-
-    def describe(self) -> str:
-        return "Apache Hive 2.3.10 metastore (from the pyspark wheel), embedded Derby"
-
-    def _env(self) -> dict[str, str]:
-        return {**os.environ, "PYTHON": self.python, "PORT": str(self.port), "DIR": str(self.workdir)}
-
-    def start(self) -> None:
-        if not (REFERENCE_SCRIPTS / "start.sh").exists():
-            raise RuntimeError(f"no reference scripts at {REFERENCE_SCRIPTS} (use --no-reference)")
-        self._stop_script()  # a reference left running by an interrupted run of this script
-        if not port_free(self.port):
-            other = free_port()
-            log(f"port {self.port} is in use; the reference gets {other}")
-            self.port = other
-        self.started = True
-        r = subprocess.run([str(REFERENCE_SCRIPTS / "start.sh"), "--fresh"], env=self._env(), cwd=ROOT,
-                           capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
-            raise RuntimeError(f"reference did not start:\n{r.stdout}\n{r.stderr}")
-        wait_port(self.port, None, 60, "reference metastore", self.workdir / "logs" / "stdout.log")
-
-    def _stop_script(self) -> None:
-        if (self.workdir / "pid").exists():
-            subprocess.run([str(REFERENCE_SCRIPTS / "stop.sh")], env=self._env(), cwd=ROOT,
-                           capture_output=True, text=True, timeout=60)
-
-    def stop(self) -> None:
-        if self.started:
-            self._stop_script()
-            self.started = False
-
-    def fresh_store(self) -> bool:
-        return True
 
 
 # -------------------------------------------------------------------------------------- the benchmarks
@@ -842,11 +728,11 @@ def main(argv: list[str] | None = None) -> int:
         reference = Reference(out / "reference-hms", args.reference_port, sys.executable)
         targets.append(reference)
 
-    command = " ".join(["python", "bench/run.py", *(argv if argv is not None else sys.argv[1:])])
+    command = command_line("bench/run.py", argv)
     meta: dict[str, Any] = {
         "command": command, "quick": args.quick, "params": asdict(p),
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "host": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "started": utc_now(),
+        "host": host_facts(),
         "client": "hive_metastore (Apache Thrift), TBufferedTransport + " + (
             "TBinaryProtocolAccelerated" if CLIENT_PROTOCOL == "accelerated" else "TBinaryProtocol"),
         "client_protocol": CLIENT_PROTOCOL,
@@ -881,19 +767,15 @@ def main(argv: list[str] | None = None) -> int:
             log(f"stopped {t.name} ({time.perf_counter() - t0:.0f} s)")
     if reference is not None:
         meta["reference"] = reference.describe()
-    meta["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    meta["finished"] = utc_now()
     meta["failures"] = failures
     meta["load"] = {name: (r["load_before"][0], r["load_after"][0]) for name, r in results.items()}
 
     ours_vals = {t.backend: values(results[t.name]) for t in ours if t.name in results}
     ref_vals = values(results["reference"]) if "reference" in results else None
     rows = build_rows(p, ours_vals, ref_vals)
-    (out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows, "targets": results}, indent=2))
     md = markdown(rows, meta)
-    (out / "results.md").write_text(md)
-    print()
-    print(md)
-    print(f"written: {out / 'results.json'}, {out / 'results.md'}")
+    publish(out, "results", {"meta": meta, "rows": rows, "targets": results}, md, json_first=True)
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
         return 1

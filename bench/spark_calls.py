@@ -27,7 +27,6 @@ import argparse
 import importlib
 import json
 import os
-import platform
 import shutil
 import socket
 import struct
@@ -36,12 +35,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
+from common import (BENCH, ROOT, Reference, Serve, command_line, fresh_dir, host_facts, load_average, log,
+                    publish, utc_now)
+
 WORKLOAD = ROOT / "tests" / "spark_workload.py"
 PHASES = ("write", "read")
 TOP_METHODS = 15
@@ -192,67 +191,15 @@ class TimingProxy:
 
 # -------------------------------------------------------------------------------------------- the servers
 
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-class Ours:
+class Ours(Serve):
     """`metastore serve` on a fresh SQLite store and data directory (no REST port: only Thrift is measured)."""
-
-    def __init__(self, workdir: Path, workers: int) -> None:
-        from run import free_port
-        self.workdir, self.workers = workdir, workers
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.warehouse = workdir / "warehouse"
 
     def describe(self) -> str:
         return f"metastore serve --workers {self.workers}, SQLite, fresh data directory"
 
     def start(self) -> None:
-        from run import wait_port
-        shutil.rmtree(self.workdir, ignore_errors=True)
-        self.workdir.mkdir(parents=True)
-        logfile = self.workdir / "serve.log"
-        cmd = [sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-               "--no-rest", "--db", f"sqlite:///{self.workdir / 'metastore.db'}",
-               "--warehouse", str(self.warehouse), "--data-dir", str(self.workdir / "data"),
-               "--workers", str(self.workers)]
-        with open(logfile, "ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         cwd=self.workdir)
-        wait_port(self.port, self.proc, 120, "metastore serve", logfile)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-class Reference:
-    """The reference Hive 2.3.10 metastore, started and stopped by bench/run.py's helper."""
-
-    def __init__(self, workdir: Path, port: int) -> None:
-        from run import Reference as RunReference
-        self.ref = RunReference(workdir, port, sys.executable)
-        self.warehouse = workdir / "warehouse"  # the reference's own hive.metastore.warehouse.dir
-
-    @property
-    def port(self) -> int:
-        return self.ref.port
-
-    def describe(self) -> str:
-        return self.ref.describe()
-
-    def start(self) -> None:
-        self.ref.start()
-
-    def stop(self) -> None:
-        self.ref.stop()
+        fresh_dir(self.workdir)
+        self.launch(f"sqlite:///{self.workdir / 'metastore.db'}", "--no-rest")
 
 
 # --------------------------------------------------------------------------------------- the Spark side
@@ -383,8 +330,7 @@ def run_all(targets: list[tuple[str, Any]], work: Path, meta: dict[str, Any]) ->
                 continue
             proxies[name] = TimingProxy(target.port)
             spark_dir = work / f"spark-{name}"
-            shutil.rmtree(spark_dir, ignore_errors=True)
-            spark_dir.mkdir(parents=True)
+            fresh_dir(spark_dir)
         for i, phase in enumerate(PHASES):
             order = targets if i % 2 == 0 else list(reversed(targets))
             for name, target in order:
@@ -490,10 +436,6 @@ def fmt_mean(d: dict[str, Any] | None) -> str:
     return f"{1000 * d['calls_total_s'] / d['calls']:.2f}" if d and d["calls"] else "n/a"
 
 
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--no-reference", action="store_true", help="skip the reference Hive metastore")
@@ -510,7 +452,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.driver:
         return driver(args.driver, args.uri, args.warehouse, args.steps, args.timing)
 
-    sys.path.insert(0, str(BENCH))  # bench/run.py: the reference's start/stop and port helpers
     if shutil.which("java") is None:
         print("Spark and the reference need Java", file=sys.stderr)
         return 2
@@ -518,10 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     work = ROOT / "bench" / "out" / "spark-calls"
     meta: dict[str, Any] = {
-        "command": " ".join([".venv/bin/python", "bench/spark_calls.py",
-                             *(argv if argv is not None else sys.argv[1:])]),
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "host": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "command": command_line("bench/spark_calls.py", argv, python=".venv/bin/python"),
+        "started": utc_now(),
+        "host": host_facts(),
         "load_before": load_average(), "workers": args.workers, "spark_master": "local[2]", "failures": [],
     }
     targets: list[tuple[str, Any]] = [("ours", Ours(work / "ours", args.workers))]
@@ -529,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         targets.append(("reference", Reference(work / "reference-hms", args.reference_port)))
     results = run_all(targets, work, meta)
     meta["load_after"] = load_average()
-    meta["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    meta["finished"] = utc_now()
     o, r = results.get("ours"), results.get("reference")
     if o and r:
         meta["ratios"] = {
@@ -538,11 +478,7 @@ def main(argv: list[str] | None = None) -> int:
             "statements_wall_ref_over_ours": round(r["statements_wall_s"] / o["statements_wall_s"], 3),
         }
     md = markdown(results, meta)
-    (out / "spark-calls.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
-    (out / "spark-calls.md").write_text(md)
-    print()
-    print(md)
-    print(f"written: {out / 'spark-calls.md'}, {out / 'spark-calls.json'}")
+    publish(out, "spark-calls", {"meta": meta, "results": results}, md)
     return 1 if meta["failures"] else 0
 
 

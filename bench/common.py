@@ -1,0 +1,214 @@
+"""What the benchmark scripts in bench/ share: ports, starting and stopping `metastore serve` and the reference
+Hive metastore, host facts, and writing the results (JSON and Markdown).
+
+Standard library only: the scripts import it in every process they start (client processes, Spark drivers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+REFERENCE_SCRIPTS = Path(os.environ.get("REFERENCE_HMS_DIR", ROOT.parent / "shared" / "reference-hms"))
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# ------------------------------------------------------------------------------------------------ ports
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def tail(path: Path, n: int = 3000) -> str:
+    try:
+        return path.read_text(errors="replace")[-n:]
+    except OSError:
+        return ""
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes] | None, timeout: float, what: str, logfile: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}:\n{tail(logfile)}")
+        if port_open(port):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on {port} in {timeout:.0f} s:\n{tail(logfile)}")
+
+
+def stop_process(proc: subprocess.Popen[Any] | None, timeout: float = 15) -> None:
+    """Terminate, and kill if it does not exit within `timeout` seconds."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# ---------------------------------------------------------------------------------------------- servers
+
+def fresh_dir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+
+
+class Serve:
+    """`metastore serve` in its own process, on a free port; its output goes to <workdir>/serve.log."""
+
+    def __init__(self, workdir: Path, workers: int | None = None, warehouse: Path | None = None,
+                 data_dir: Path | None = None) -> None:
+        self.workdir, self.workers = workdir, workers
+        self.warehouse = warehouse or workdir / "warehouse"
+        self.data_dir = data_dir or workdir / "data"
+        self.port = free_port()
+        self.logfile = workdir / "serve.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://127.0.0.1:{self.port}"
+
+    def launch(self, db: str, *extra: str, timeout: float = 120) -> None:
+        """Starts the server on the store `db` (the workdir must exist) and waits for its Thrift port."""
+        cmd = [sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
+               "--db", db, "--warehouse", str(self.warehouse), "--data-dir", str(self.data_dir), *extra]
+        if self.workers is not None:
+            cmd += ["--workers", str(self.workers)]
+        with open(self.logfile, "ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         cwd=self.workdir)
+        wait_port(self.port, self.proc, timeout, "metastore serve", self.logfile)
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+
+
+class Reference:
+    """The reference Apache Hive 2.3.10 metastore (Derby), through ../shared/reference-hms."""
+
+    name = "reference"
+
+    def __init__(self, workdir: Path, port: int, python: str = sys.executable) -> None:
+        self.workdir = workdir
+        self.port = port
+        self.python = python
+        self.started = False
+        self.warehouse = workdir / "warehouse"  # the reference's own hive.metastore.warehouse.dir
+
+    @property
+    def pid(self) -> int:
+        return int((self.workdir / "pid").read_text().strip())
+
+    def describe(self) -> str:
+        return "Apache Hive 2.3.10 metastore (from the pyspark wheel), embedded Derby"
+
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, "PYTHON": self.python, "PORT": str(self.port), "DIR": str(self.workdir)}
+
+    def start(self) -> None:
+        if not (REFERENCE_SCRIPTS / "start.sh").exists():
+            raise RuntimeError(f"no reference scripts at {REFERENCE_SCRIPTS} (use --no-reference)")
+        self._stop_script()  # a reference left running by an interrupted run
+        if not port_free(self.port):
+            other = free_port()
+            log(f"port {self.port} is in use; the reference gets {other}")
+            self.port = other
+        self.started = True
+        r = subprocess.run([str(REFERENCE_SCRIPTS / "start.sh"), "--fresh"], env=self._env(), cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError(f"reference did not start:\n{r.stdout}\n{r.stderr}")
+        wait_port(self.port, None, 60, "reference metastore", self.workdir / "logs" / "stdout.log")
+
+    def _stop_script(self) -> None:
+        if (self.workdir / "pid").exists():
+            subprocess.run([str(REFERENCE_SCRIPTS / "stop.sh")], env=self._env(), cwd=ROOT,
+                           capture_output=True, text=True, timeout=60)
+
+    def stop(self) -> None:
+        if self.started:
+            self._stop_script()
+            self.started = False
+
+    def fresh_store(self) -> bool:
+        return True
+
+
+# ------------------------------------------------------------------------------------ facts and results
+
+def host_facts() -> dict[str, Any]:
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def command_line(script: str, argv: list[str] | None, python: str = "python") -> str:
+    """The command as the results show it (argv None: this process's own arguments)."""
+    return " ".join([python, script, *(argv if argv is not None else sys.argv[1:])])
+
+
+def write_results(out: Path, json_name: str, data: Any, md_name: str, md: str, indent: int = 2,
+                  json_end: str = "") -> tuple[Path, Path]:
+    """Writes <out>/<json_name> and <out>/<md_name>; returns their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out / json_name, out / md_name
+    json_path.write_text(json.dumps(data, indent=indent) + json_end)
+    md_path.write_text(md)
+    return json_path, md_path
+
+
+def publish(out: Path, stem: str, data: Any, md: str, json_first: bool = False) -> None:
+    """Writes <out>/<stem>.json and <out>/<stem>.md, and prints the Markdown and where both went."""
+    json_path, md_path = write_results(out, f"{stem}.json", data, f"{stem}.md", md)
+    print()
+    print(md)
+    print(f"written: {json_path}, {md_path}" if json_first else f"written: {md_path}, {json_path}")
