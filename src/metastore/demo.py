@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -195,6 +195,72 @@ def step(report: Report, what: str) -> Iterator[None]:
     console.print(f"[cyan]●[/] {what} [dim]{took:.1f} s[/]")
 
 
+# ------------------------------------------------------------------------------------ a demo's main
+
+def demo_arguments(prog: str, doc: str, data_dir: str, data_dir_note: str = "") -> argparse.ArgumentParser:
+    """The options every demo takes; a demo adds its own."""
+    ap = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
+    ap.add_argument("--spark-master", default="local[*]", help="Spark master URL [local[*]]")
+    ap.add_argument("--port", type=int, help="Thrift port of the metastore [9083 if free, else a free port]")
+    ap.add_argument("--data-dir", default=data_dir,
+                    help=f"the metastore's data directory{data_dir_note} [./{data_dir}]")
+    return ap
+
+
+def demo_port(requested: int | None) -> int | None:
+    """The metastore's port: `requested`, else 9083 if free, else a free one; None (said) when `requested` is
+    in use."""
+    port = requested or (9083 if port_free(9083) else free_port())
+    if requested and not port_free(port):
+        console.print(f"[red]port {port} is in use[/]")
+        return None
+    return port
+
+
+class DemoRun:
+    """A demo's run: the metastore and Spark on it started, the job run, then Spark and every metastore
+    stopped whatever happened. A failure is shown (with the metastore log's tail) and becomes a failed check,
+    so that the summary still prints."""
+
+    def __init__(self, master: str, server: MetastoreProcess, *others: MetastoreProcess) -> None:
+        self.master = master
+        self.server = server
+        self.others = others  # started by the job when it needs them; stopped here before `server`
+        self.report = Report()
+        self.info: dict[str, Any] = {}  # what the job found, for the summary
+        self.spark: Any = None  # the job may move it to another metastore
+
+    def run(self, title: str, job: Callable[[], None], ran_to_end: str) -> None:
+        failed: BaseException | None = None
+        console.rule(f"[bold]{title}")
+        try:
+            with step(self.report, f"Starting metastore serve on {self.server.uri}"):
+                self.server.start()
+            with step(self.report, f"Starting Spark ({self.master}, Hive support)"):
+                self.spark = spark_session(self.master, self.server.uri, self.server.warehouse, self.server.data_dir)
+            job()
+        except KeyboardInterrupt:
+            failed = KeyboardInterrupt()
+            console.print("[red]interrupted[/]")
+        except Exception as e:  # noqa: BLE001 - the job failed: show why, still stop everything
+            failed = e
+            console.print(f"[bold red]job failed:[/] {type(e).__name__}: {str(e)[:2000]}")
+            tail = self.server.log_tail(1500)
+            if tail:
+                console.print(Panel(tail, title="metastore log (tail)", border_style="red"))
+        finally:
+            with console.status("Stopping Spark and the metastore…"):
+                if self.spark is not None:
+                    try:
+                        self.spark.stop()
+                    except Exception:  # noqa: BLE001
+                        pass
+                for server in (*self.others, self.server):
+                    server.stop()
+        if failed is not None:
+            self.report.check(ran_to_end, False, type(failed).__name__)
+
+
 # ------------------------------------------------------------------------------------------- the job
 
 def spark_session(master: str, uri: str, warehouse: str, conf_dir: str) -> Any:
@@ -305,51 +371,22 @@ def summary(report: Report, info: dict[str, Any], server: MetastoreProcess, mast
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m metastore.demo", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--spark-master", default="local[*]", help="Spark master URL [local[*]]")
-    ap.add_argument("--port", type=int, help="Thrift port of the metastore [9083 if free, else a free port]")
-    ap.add_argument("--data-dir", default="metastore-data", help="the metastore's data directory [./metastore-data]")
-    args = ap.parse_args(argv)
+    args = demo_arguments("python -m metastore.demo", __doc__, "metastore-data").parse_args(argv)
 
     t0 = time.perf_counter()
-    port = args.port or (9083 if port_free(9083) else free_port())
-    if args.port and not port_free(port):
-        console.print(f"[red]port {port} is in use[/]")
+    port = demo_port(args.port)
+    if port is None:
         return 2
     server = MetastoreProcess(port, args.data_dir)
-    report = Report()
-    info: dict[str, Any] = {}
-    spark = None
-    failed: BaseException | None = None
-    console.rule("[bold]metastore demo")
-    try:
-        with step(report, f"Starting metastore serve on {server.uri}"):
-            server.start()
-        with step(report, f"Starting Spark ({args.spark_master}, Hive support)"):
-            spark = spark_session(args.spark_master, server.uri, server.warehouse, server.data_dir)
-        info = run_job(spark, server, report)
-    except KeyboardInterrupt:
-        failed = KeyboardInterrupt()
-        console.print("[red]interrupted[/]")
-    except Exception as e:  # the job failed: show why, still stop everything
-        failed = e
-        console.print(f"[bold red]job failed:[/] {type(e).__name__}: {str(e)[:2000]}")
-        tail = server.log_tail(1500)
-        if tail:
-            console.print(Panel(tail, title="metastore log (tail)", border_style="red"))
-    finally:
-        with console.status("Stopping Spark and the metastore…"):
-            if spark is not None:
-                try:
-                    spark.stop()
-                except Exception:
-                    pass
-            server.stop()
-    if failed is not None:
-        report.check("job ran to the end", False, type(failed).__name__)
-    summary(report, info, server, args.spark_master)
+    demo = DemoRun(args.spark_master, server)
+
+    def job() -> None:
+        demo.info = run_job(demo.spark, server, demo.report)
+
+    demo.run("metastore demo", job, "job ran to the end")
+    summary(demo.report, demo.info, server, args.spark_master)
     console.print(f"[dim]done in {time.perf_counter() - t0:.1f} s; metastore log: {server.log_path}[/]")
-    return 0 if report.ok else 1
+    return 0 if demo.report.ok else 1
 
 
 if __name__ == "__main__":

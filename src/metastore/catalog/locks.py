@@ -15,6 +15,8 @@ serializes writers across all server processes on the database.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,8 +108,18 @@ class Locks:
         self.catalog = catalog
         self.timeout = float(timeout)
 
-    def _tx(self):  # type: ignore[no-untyped-def]
-        return self.catalog._write()
+    @contextmanager
+    def _session(self, txnid: int | None = None) -> Iterator[tuple[LockQueries, int]]:
+        """(queries, now in ms) inside one store write transaction, expired locks and transactions already
+        gone (every call expires first, so a dead holder blocks others for at most the timeout); with
+        `txnid`, that transaction is checked to be open before anything else."""
+        with self.catalog._write() as tx:
+            q = LockQueries(tx.conn)
+            now = _now_ms()
+            self._expire(q, now)
+            if txnid:
+                self._open_txn(q, txnid)
+            yield q, now
 
     def _expire(self, q: LockQueries, now: int) -> None:
         older = now - int(self.timeout * 1000)
@@ -142,12 +154,8 @@ class Locks:
             if c.level == PARTITION and not c.partition:
                 raise MetaError("A partition lock needs a partition name")
         txnid = txnid or 0
-        with self._tx() as tx:
-            q = LockQueries(tx.conn)
-            now = _now_ms()
-            self._expire(q, now)
+        with self._session(txnid) as (q, now):
             if txnid:
-                self._open_txn(q, txnid)
                 q.heartbeat_txn(txnid, now)
             ext = q.next_lock_id()
             q.insert_locks([{
@@ -177,12 +185,7 @@ class Locks:
         return ACQUIRED
 
     def check_lock(self, lockid: int, txnid: int | None = None) -> tuple[int, int]:
-        with self._tx() as tx:
-            q = LockQueries(tx.conn)
-            now = _now_ms()
-            self._expire(q, now)
-            if txnid:
-                self._open_txn(q, txnid)
+        with self._session(txnid) as (q, now):
             mine = q.locks(ext_id=lockid)
             if not mine:
                 raise NoSuchLock(f"No such lock {_lock_name(lockid)}")
@@ -194,9 +197,7 @@ class Locks:
             return lockid, self._evaluate(q, mine, now)
 
     def unlock(self, lockid: int) -> None:
-        with self._tx() as tx:
-            q = LockQueries(tx.conn)
-            self._expire(q, _now_ms())
+        with self._session() as (q, _):
             mine = q.locks(ext_id=lockid)
             if not mine:
                 raise NoSuchLock(f"No such lock {_lock_name(lockid)}")
@@ -209,9 +210,7 @@ class Locks:
 
     def show_locks(self, db: str | None = None, table: str | None = None, partition: str | None = None,
                    txnid: int | None = None) -> list[LockInfo]:
-        with self._tx() as tx:  # a write: expiry first, so the list shows only live locks
-            q = LockQueries(tx.conn)
-            self._expire(q, _now_ms())
+        with self._session() as (q, _):  # a write: expiry first, so the list shows only live locks
             rows = q.locks(db=db.lower() if db else None, table=table.lower() if table else None,
                            partition=partition or None, txnid=txnid or None)
             out = []
@@ -229,10 +228,7 @@ class Locks:
             return out
 
     def heartbeat(self, lockid: int | None, txnid: int | None) -> None:
-        with self._tx() as tx:
-            q = LockQueries(tx.conn)
-            now = _now_ms()
-            self._expire(q, now)
+        with self._session() as (q, now):
             if lockid:
                 mine = q.locks(ext_id=lockid)
                 if not mine:
@@ -249,10 +245,7 @@ class Locks:
     def open_txns(self, n: int, user: str, host: str, agent_info: str | None = None) -> list[int]:
         if n is None or n <= 0:
             raise MetaError(f"Invalid input for number of txns: {n}")
-        with self._tx() as tx:
-            q = LockQueries(tx.conn)
-            now = _now_ms()
-            self._expire(q, now)
+        with self._session() as (q, now):
             first = q.next_txn_ids(n)
             ids = list(range(first, first + n))
             q.insert_txns([{"TXN_ID": i, "TXN_STATE": "o", "TXN_STARTED": now, "TXN_LAST_HEARTBEAT": now,
@@ -269,9 +262,7 @@ class Locks:
 
     def _end_txn(self, txnid: int, state: str) -> None:
         """Commit ('c') or abort ('a') a transaction and release its locks; ending it the other way is an error."""
-        with self._tx() as tx:
-            q = LockQueries(tx.conn)
-            self._expire(q, _now_ms())
+        with self._session() as (q, _):
             t = q.txn(txnid)
             if t is None:
                 raise NoSuchTxn(f"No such transaction {_txn_name(txnid)}")
@@ -284,9 +275,7 @@ class Locks:
             q.delete_txn_locks(txnid)
 
     def get_open_txns(self) -> OpenTxns:
-        with self._tx() as tx:
-            q = LockQueries(tx.conn)
-            self._expire(q, _now_ms())
+        with self._session() as (q, _):
             hwm = q.txn_high_water_mark()
             rows = q.txns(["o", "a"])
         ids = [r.id for r in rows if r.id <= hwm]

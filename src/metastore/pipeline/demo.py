@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -36,7 +35,8 @@ from typing import Any
 from rich.panel import Panel
 from rich.table import Table
 
-from ..demo import MetastoreProcess, Report, console, free_port, port_free, spark_session, step, thrift_client
+from ..demo import (DemoRun, MetastoreProcess, Report, console, demo_arguments, demo_port, free_port, spark_session,
+                    step, thrift_client)
 from .core import JobContext, Pipeline, Runner, notify_insert
 
 DB = "retail"
@@ -396,61 +396,31 @@ def summary(report: Report, info: dict[str, Any], server: MetastoreProcess, mast
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m metastore.pipeline.demo", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--spark-master", default="local[*]", help="Spark master URL [local[*]]")
-    ap.add_argument("--port", type=int, help="Thrift port of the metastore [9083 if free, else a free port]")
-    ap.add_argument("--data-dir", default="metastore-data/pipeline",
-                    help="the metastore's data directory, emptied first [./metastore-data/pipeline]")
+    ap = demo_arguments("python -m metastore.pipeline.demo", __doc__, "metastore-data/pipeline", ", emptied first")
     ap.add_argument("--days", type=int, default=5)
     ap.add_argument("--orders-per-day", type=int, default=60_000)
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
-    port = args.port or (9083 if port_free(9083) else free_port())
-    if args.port and not port_free(port):
-        console.print(f"[red]port {port} is in use[/]")
+    port = demo_port(args.port)
+    if port is None:
         return 2
     shutil.rmtree(args.data_dir, ignore_errors=True)
     server = MetastoreProcess(port, args.data_dir)
     replica = MetastoreProcess(free_port(), args.data_dir.rstrip("/") + "-replica", "--no-rest")
-    report = Report()
-    info: dict[str, Any] = {}
-    spark = None
-    failed: BaseException | None = None
-    console.rule("[bold]metastore pipeline demo")
-    try:
-        with step(report, f"Starting metastore serve on {server.uri}"):
-            server.start()
-        with step(report, f"Starting Spark ({args.spark_master}, Hive support)"):
-            spark = spark_session(args.spark_master, server.uri, server.warehouse, server.data_dir)
-        info = run(spark, server, report, args.days, args.orders_per_day)
-        if report.ok:
-            info["replica_port"] = replica.port
-            spark = replicate(spark, server, replica, report, args.spark_master, info)
-    except KeyboardInterrupt:
-        failed = KeyboardInterrupt()
-        console.print("[red]interrupted[/]")
-    except Exception as e:  # noqa: BLE001
-        failed = e
-        console.print(f"[bold red]job failed:[/] {type(e).__name__}: {str(e)[:2000]}")
-        tail = server.log_tail(1500)
-        if tail:
-            console.print(Panel(tail, title="metastore log (tail)", border_style="red"))
-    finally:
-        with console.status("Stopping Spark and the metastore…"):
-            if spark is not None:
-                try:
-                    spark.stop()
-                except Exception:  # noqa: BLE001
-                    pass
-            replica.stop()
-            server.stop()
-    if failed is not None:
-        report.check("pipeline ran to the end", False, type(failed).__name__)
-    summary(report, info, server, args.spark_master)
+    demo = DemoRun(args.spark_master, server, replica)
+
+    def job() -> None:
+        demo.info = run(demo.spark, server, demo.report, args.days, args.orders_per_day)
+        if demo.report.ok:
+            demo.info["replica_port"] = replica.port
+            demo.spark = replicate(demo.spark, server, replica, demo.report, args.spark_master, demo.info)
+
+    demo.run("metastore pipeline demo", job, "pipeline ran to the end")
+    summary(demo.report, demo.info, server, args.spark_master)
     console.print(f"[dim]done in {time.perf_counter() - t0:.1f} s; metastore log: {server.log_path}; "
                   f"pipeline state: {os.path.join(server.data_dir, 'pipeline.sqlite')}[/]")
-    return 0 if report.ok else 1
+    return 0 if demo.report.ok else 1
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import uuid
 from ..thrift import hms, tjson
 from .client import EventsGone, Metastore, hive_message
 from .errors import NeedsReset, NothingToDo, ReplError
+from .result import ReplResult
 from .staging import (BOOTSTRAP, DUMP_EXECUTION, FINISHED_DUMP, INCREMENTAL, Dump, DumpMeta, Staging,
                       write_atomic, write_json)
 
@@ -27,20 +28,11 @@ BATCH = 1000
 
 
 @dataclasses.dataclass
-class DumpResult:
-    dump_type: str
-    path: str
-    from_id: int
-    to_id: int
-    tables: int = 0
-    partitions: int = 0
-    functions: int = 0
-    events: int = 0
+class DumpResult(ReplResult):
     seconds: float = 0.0
 
     def describe(self) -> str:
-        what = (f"{self.tables} tables, {self.partitions} partitions, {self.functions} functions"
-                if self.dump_type == BOOTSTRAP else f"{self.events} events")
+        what = self.counts(f"{self.events} events")
         return (f"{self.dump_type} dump of events {self.from_id}..{self.to_id} at {self.path}: {what} "
                 f"in {self.seconds:.2f}s")
 

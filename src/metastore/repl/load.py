@@ -33,6 +33,7 @@ from . import copy as datacopy
 from .client import HIVE_ERRORS, EventsGone, Metastore, TargetUnreachable, hive_message
 from .errors import NeedsReset, NothingToDo, ReplError
 from .locations import LocationMap
+from .result import ReplResult
 from .staging import BOOTSTRAP, FINISHED_LOAD, NON_RECOVERABLE, Dump, Staging, read_json, write_json
 
 log = logging.getLogger(__name__)
@@ -49,15 +50,7 @@ KILL_AFTER_ENV = "METASTORE_REPL_TEST_KILL_AFTER"  # tests: SIGKILL this process
 
 
 @dataclasses.dataclass
-class LoadResult:
-    dump_type: str
-    path: str
-    from_id: int
-    to_id: int
-    tables: int = 0
-    partitions: int = 0
-    functions: int = 0
-    events: int = 0
+class LoadResult(ReplResult):
     skipped_events: int = 0
     files_copied: int = 0
     bytes_copied: int = 0
@@ -65,9 +58,7 @@ class LoadResult:
     copy_seconds: float = 0.0
 
     def describe(self) -> str:
-        what = (f"{self.tables} tables, {self.partitions} partitions, {self.functions} functions"
-                if self.dump_type == BOOTSTRAP else
-                f"{self.events} events applied, {self.skipped_events} already applied")
+        what = self.counts(f"{self.events} events applied, {self.skipped_events} already applied")
         return (f"loaded {self.dump_type} dump {self.path} (events {self.from_id}..{self.to_id}): {what}; "
                 f"{self.files_copied} files, {self.bytes_copied} bytes copied; {self.seconds:.2f}s")
 
