@@ -6,16 +6,19 @@ import base64
 import os
 import socket
 import subprocess
+import threading
 import time
+import uuid
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import ROOT, Database, Server
+from conftest import ROOT, Client, Database, Server
 
 ACTIVEMQ_SCRIPT = ROOT / "scripts" / "activemq.sh"
 ACTIVEMQ_STOMP = "activemq://127.0.0.1:61613"
@@ -68,6 +71,15 @@ class BusServer(Server):
     def __init__(self, workdir: Path, db_url: str, *args: str, command: str = "serve",
                  env: dict[str, str] | None = None) -> None:
         super().__init__(Database(backend_of(db_url), db_url), workdir, *args, command=command, env=env)
+
+
+def serve_with_bus(bus: str, database: Database, tmp_path_factory: pytest.TempPathFactory,
+                   name: str) -> Iterator[BusServer]:
+    """The body of a module's server fixture: `metastore serve` on the module's store backend with the relay
+    inside, publishing to `bus`."""
+    srv = BusServer(tmp_path_factory.mktemp(name), database.url, "--bus", bus).start()
+    yield srv
+    srv.stop()
 
 
 def backend_of(db_url: str) -> str:
@@ -204,6 +216,15 @@ def scripted_ddl(client: Any, db: str, table: str = "clicks", prefix: str = "hca
     ]
 
 
+def scripted_ddl_at(port: int, db: str, prefix: str = "hcat") -> list[dict[str, Any]]:
+    """scripted_ddl through a client of its own to the server on `port`."""
+    c = Client(port)
+    try:
+        return scripted_ddl(c, db, prefix=prefix)
+    finally:
+        c.close()
+
+
 def check_hcat_body(body: dict[str, Any], expected: dict[str, Any], server: str) -> None:
     """Field by field: exactly HCatalog's fields of the type, with the expected values."""
     want = {"timestamp", "eventType", "server", "servicePrincipal", *expected["fields"]}
@@ -277,6 +298,103 @@ def check_all_delivered(cat, got: Collector, events: int) -> None:  # type: igno
     assert len(got.messages) == events  # duplicates were dropped by id (counted in sub.duplicates)
     for topic, ids in log.items():
         assert got.by_topic[topic] == ids, f"topic {topic} out of log order"
+
+
+def fail_changes_to(monkeypatch: pytest.MonkeyPatch, db: str) -> None:
+    """From now on, a change to database `db` fails inside its transaction after its event was written, so the
+    transaction (and the event with it) must roll back."""
+    from metastore.store.store import Tx
+
+    original = Tx.add_event
+
+    def failing_add_event(self, event_type, db_name, *a, **k):  # type: ignore[no-untyped-def]
+        eid = original(self, event_type, db_name, *a, **k)
+        if db_name == db:
+            raise RuntimeError("forced failure inside the transaction, after its event was written")
+        return eid
+
+    monkeypatch.setattr(Tx, "add_event", failing_add_event)
+
+
+class RelayRun:
+    """A nothing-lost run: the catalog in this process on db_url (it makes the events), a `metastore relay`
+    process from event 0 publishing to `bus`, and a durable subscriber to every hcat topic."""
+
+    def __init__(self, bus: str, tmp: Path, db_url: str, name: str, *relay_args: str) -> None:
+        from metastore.notify import subscribe
+
+        self.bus, self.tmp, self.db_url, self.relay_args = bus, tmp, db_url, relay_args
+        self.cat = local_catalog(tmp, db_url)
+        self.relay = self._start_relay("--from", "0")
+        self.got = Collector()
+        self.sub = subscribe(["hcat.#"], self.got, bus=bus, name=f"{name}-{uuid.uuid4().hex[:8]}")
+        self.producer: threading.Thread | None = None
+
+    def _start_relay(self, *args: str) -> BusServer:
+        return BusServer(self.tmp, self.db_url, "--bus", self.bus, *args, *self.relay_args, command="relay").start()
+
+    def produce(self, events: int, **kwargs: Any) -> None:
+        """produce_events in a thread of its own, so the test can break things while events are in flight."""
+        self.producer = threading.Thread(target=produce_events, args=(self.cat, events), kwargs=kwargs)
+        self.producer.start()
+
+    def wait_messages(self, n: int, timeout: float) -> None:
+        assert wait_for(lambda: len(self.got.messages) >= n, timeout), self.relay.output()[-3000:]
+
+    def kill_relay_at(self, *thresholds: int) -> None:
+        """SIGKILL the relay mid-stream once the subscriber has each threshold of messages; a new relay (without
+        --from) goes on from the cursor the killed one left."""
+        for threshold in thresholds:
+            self.wait_messages(threshold, 60)
+            self.relay.kill()
+            self.relay = self._start_relay()
+
+    def broker_outage(self, stop: Callable[[], object], start: Callable[[], bool], events: int) -> None:
+        """Events in flight at 700 a second while the broker is stopped for 20 s and started again."""
+        self.produce(events, rate=700)
+        self.wait_messages(1000, 30)
+        stop()
+        time.sleep(20)
+        assert start()
+
+    def wait_all(self, events: int) -> None:
+        """The producer joined and every event at the subscriber; then a second more for late duplicates."""
+        assert self.producer is not None
+        self.producer.join(120)
+        assert self.got.wait(events, 120), (len(self.got.messages), self.relay.output()[-3000:])
+        time.sleep(1)
+
+    def stop(self) -> None:
+        self.relay.stop()
+        self.sub.stop(forget=True)
+        try:
+            self.sub.join(15)
+        except Exception:  # noqa: BLE001 - a failed test already says why
+            pass
+
+
+@contextmanager
+def relay_run(bus: str, tmp: Path, db_url: str, name: str, *relay_args: str) -> Iterator[RelayRun]:
+    """A RelayRun whose subscriber is ready; relay and subscription stopped (and forgotten) however it ends."""
+    run = RelayRun(bus, tmp, db_url, name, *relay_args)
+    try:
+        assert run.sub.ready.wait(20)
+        yield run
+    finally:
+        run.stop()
+
+
+def check_relay_sigkill_loses_nothing(bus: str, tmp: Path, db_url: str, events: int,
+                                      also: Callable[[RelayRun], None] | None = None) -> None:
+    """Events in flight while the relay is killed with SIGKILL twice mid-stream: the subscriber ends up with every
+    event, in log order per topic. `also` checks more before the run is stopped."""
+    with relay_run(bus, tmp, db_url, "kill", "--lease", "2", "--batch", "200") as run:
+        run.produce(events)
+        run.kill_relay_at(2000, 5000)
+        run.wait_all(events)
+        check_all_delivered(run.cat, run.got, events)
+        if also is not None:
+            also(run)
 
 
 def check_durable_subscription(bus: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BACKENDS, ROOT, Client, Database, make_database, unique
-from notify_support import Collector, check_hcat_body, local_catalog, scripted_ddl, wait_for
+from notify_support import Collector, check_hcat_body, fail_changes_to, local_catalog, scripted_ddl_at, wait_for
 
 
 # ---- topics and patterns -------------------------------------------------------------------------------
@@ -147,11 +147,7 @@ def test_embedded_default_reads_the_same_topics_and_messages(plain_server, tmp_p
     sub = subscribe(["hcat", f"hcat.{db}", f"hcat.{db}.*"], got, source=plain_server.uri, name="emb",
                     state=str(tmp_path / "emb.json"))
     assert sub.ready.wait(20)
-    c = Client(plain_server.port)
-    try:
-        expected = scripted_ddl(c, db)
-    finally:
-        c.close()
+    expected = scripted_ddl_at(plain_server.port, db)
     assert got.wait(len(expected), 20)
     sub.stop()
     sub.join(10)
@@ -184,11 +180,7 @@ def test_events_tail_command(plain_server) -> None:  # type: ignore[no-untyped-d
         assert proc.stderr is not None
         assert "watching" in proc.stderr.readline()
         time.sleep(0.5)
-        c = Client(plain_server.port)
-        try:
-            scripted_ddl(c, db)
-        finally:
-            c.close()
+        scripted_ddl_at(plain_server.port, db)
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
@@ -203,21 +195,12 @@ def test_rolled_back_change_has_no_event(tmp_path: Path, monkeypatch: pytest.Mon
     from metastore.catalog import model as m
     from metastore.catalog.errors import CatalogError
     from metastore.notify import subscribe
-    from metastore.store.store import Tx
 
     cat = local_catalog(tmp_path)
     got = Collector()
     sub = subscribe(["#"], got, source=cat, start=0)
     assert sub.ready.wait(10)
-    original = Tx.add_event
-
-    def failing(self, event_type, db, *a, **k):  # type: ignore[no-untyped-def]
-        eid = original(self, event_type, db, *a, **k)
-        if db == "doomed":
-            raise RuntimeError("forced failure inside the transaction")
-        return eid
-
-    monkeypatch.setattr(Tx, "add_event", failing)
+    fail_changes_to(monkeypatch, "doomed")
     with pytest.raises((RuntimeError, CatalogError)):
         cat.create_database(m.Database(name="doomed"))
     cat.create_database(m.Database(name="after"))

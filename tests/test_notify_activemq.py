@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from conftest import Client, Database, unique
-from notify_support import (ACTIVEMQ_OPENWIRE, BusServer, Collector, activemq, activemq_broker, check_all_delivered,
-                            check_hcat_body, compile_java_subscriber, local_catalog, parse_java_output, produce_events,
-                            scripted_ddl, thrift_partition, thrift_table, wait_for)
+from notify_support import (ACTIVEMQ_OPENWIRE, BusServer, Collector, RelayRun, activemq, activemq_broker,
+                            check_all_delivered, check_durable_subscription, check_hcat_body,
+                            check_relay_sigkill_loses_nothing, compile_java_subscriber, fail_changes_to,
+                            local_catalog, parse_java_output, relay_run, scripted_ddl, scripted_ddl_at,
+                            serve_with_bus, thrift_partition, thrift_table)
 
 _ = activemq_broker  # the fixture
 
@@ -37,11 +37,7 @@ EVENTS = 10_000  # events in flight in the nothing-lost tests
 @pytest.fixture(scope="module")
 def bus_server(activemq_broker: str, database: Database,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusServer]:
-    """`metastore serve` on the module's store backend with the relay inside, publishing to ActiveMQ."""
-    tmp = tmp_path_factory.mktemp("amq-serve")
-    srv = BusServer(tmp, database.url, "--bus", activemq_broker).start()
-    yield srv
-    srv.stop()
+    yield from serve_with_bus(activemq_broker, database, tmp_path_factory, "amq-serve")
 
 
 # ---- 1. a Java JMS subscriber --------------------------------------------------------------------------
@@ -126,12 +122,7 @@ def test_topic_prefix_setting(activemq_broker: str, tmp_path: Path, fresh_databa
     sub = subscribe(["warehouse7", "warehouse7.#", "hcat", "hcat.#"], got, bus=activemq_broker)
     try:
         assert sub.ready.wait(20)
-        db = unique("pfx")
-        c = Client(srv.port)
-        try:
-            expected = scripted_ddl(c, db, prefix="warehouse7")
-        finally:
-            c.close()
+        expected = scripted_ddl_at(srv.port, unique("pfx"), prefix="warehouse7")
         assert got.wait(len(expected), 30)
         time.sleep(0.5)
         assert [m.topic for m in got.messages] == [e["topic"] for e in expected]
@@ -146,72 +137,26 @@ def test_topic_prefix_setting(activemq_broker: str, tmp_path: Path, fresh_databa
 # ---- 2. nothing lost -----------------------------------------------------------------------------------
 
 def test_broker_outage_loses_nothing(activemq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
-    from metastore.notify import subscribe
-
-    cat = local_catalog(tmp_path, fresh_database.url)
-    relay = BusServer(tmp_path, fresh_database.url, "--bus", activemq_broker, "--from", "0",
-                      command="relay").start()
-    got = Collector()
-    sub = subscribe(["hcat.#"], got, bus=activemq_broker, name=f"outage-{uuid.uuid4().hex[:8]}")
     try:
-        assert sub.ready.wait(20)
-        producer = threading.Thread(target=produce_events, args=(cat, EVENTS), kwargs={"rate": 700})
-        producer.start()
-        assert wait_for(lambda: len(got.messages) >= 1000, 30), relay.output()
-        activemq("stop")
-        time.sleep(20)
-        assert activemq("start")
-        producer.join(120)
-        assert not producer.is_alive()
-        assert got.wait(EVENTS, 120), (len(got.messages), relay.output()[-3000:])
-        time.sleep(1)
-        assert sub.reconnects >= 1
-        assert "broker unavailable" in relay.output()
-        check_all_delivered(cat, got, EVENTS)
+        with relay_run(activemq_broker, tmp_path, fresh_database.url, "outage") as run:
+            run.broker_outage(lambda: activemq("stop"), lambda: activemq("start"), EVENTS)
+            assert run.producer is not None
+            run.producer.join(120)
+            assert not run.producer.is_alive()
+            run.wait_all(EVENTS)
+            assert run.sub.reconnects >= 1
+            assert "broker unavailable" in run.relay.output()
+            check_all_delivered(run.cat, run.got, EVENTS)
     finally:
-        relay.stop()
-        sub.stop(forget=True)
-        try:
-            sub.join(15)
-        except Exception:  # noqa: BLE001 - a failed test already says why
-            pass
         activemq("start")
 
 
 def test_relay_sigkill_loses_nothing(activemq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
-    from metastore.notify import subscribe
-
-    cat = local_catalog(tmp_path, fresh_database.url)
-    db_url = fresh_database.url
-    relay = BusServer(tmp_path, db_url, "--bus", activemq_broker, "--from", "0", "--lease", "2",
-                      "--batch", "200", command="relay").start()
-    got = Collector()
-    sub = subscribe(["hcat.#"], got, bus=activemq_broker, name=f"kill-{uuid.uuid4().hex[:8]}")
-    try:
-        assert sub.ready.wait(20)
-        producer = threading.Thread(target=produce_events, args=(cat, EVENTS))
-        producer.start()
-        kills = 0
-        for threshold in (2000, 5000):
-            assert wait_for(lambda: len(got.messages) >= threshold, 60), relay.output()[-3000:]
-            relay.kill()  # SIGKILL mid-stream
-            kills += 1
-            relay = BusServer(tmp_path, db_url, "--bus", activemq_broker, "--lease", "2", "--batch", "200",
-                              command="relay").start()
-        producer.join(120)
-        assert got.wait(EVENTS, 120), (len(got.messages), relay.output()[-3000:])
-        time.sleep(1)
-        assert kills == 2
-        check_all_delivered(cat, got, EVENTS)
-        cursor = cat.consumer("relay")
+    def cursor_at_the_end(run: RelayRun) -> None:
+        cursor = run.cat.consumer("relay")
         assert cursor is not None and cursor.lastEventId == EVENTS
-    finally:
-        relay.stop()
-        sub.stop(forget=True)
-        try:
-            sub.join(15)
-        except Exception:  # noqa: BLE001
-            pass
+
+    check_relay_sigkill_loses_nothing(activemq_broker, tmp_path, fresh_database.url, EVENTS, also=cursor_at_the_end)
 
 
 def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: Path, fresh_database: Database,
@@ -222,7 +167,6 @@ def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: P
     from metastore.notify.brokers import open_broker
     from metastore.notify.hcat import HCatMessages
     from metastore.notify.relay import Relay
-    from metastore.store.store import Tx
 
     cat = local_catalog(tmp_path, fresh_database.url)
     relay = Relay(cat, open_broker(activemq_broker), HCatMessages(), start_at=0).start()
@@ -231,15 +175,7 @@ def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: P
     try:
         assert sub.ready.wait(20)
         cat.create_database(m.Database(name="before"))
-        original = Tx.add_event
-
-        def failing_add_event(self, event_type, db, *a, **k):  # type: ignore[no-untyped-def]
-            eid = original(self, event_type, db, *a, **k)
-            if db == "doomed":
-                raise RuntimeError("forced failure inside the transaction, after its event was written")
-            return eid
-
-        monkeypatch.setattr(Tx, "add_event", failing_add_event)
+        fail_changes_to(monkeypatch, "doomed")
         with pytest.raises((RuntimeError, CatalogError)):
             cat.create_database(m.Database(name="doomed"))
         cat.create_database(m.Database(name="after"))
@@ -256,5 +192,4 @@ def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: P
 
 
 def test_durable_subscription(activemq_broker: str) -> None:
-    from notify_support import check_durable_subscription
     check_durable_subscription(activemq_broker)

@@ -9,17 +9,16 @@ Every test that has a store runs on each backend (SQLite, PostgreSQL, MariaDB).
 from __future__ import annotations
 
 import subprocess
-import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import Client, Database, unique
-from notify_support import (BusServer, Collector, check_all_delivered, check_hcat_body, local_catalog,
-                            produce_events, rabbitmq_broker, scripted_ddl, wait_for)
+from conftest import Database, unique
+from notify_support import (BusServer, Collector, check_all_delivered, check_durable_subscription, check_hcat_body,
+                            check_relay_sigkill_loses_nothing, rabbitmq_broker, relay_run, scripted_ddl_at,
+                            serve_with_bus)
 
 _ = rabbitmq_broker  # the fixture
 
@@ -31,10 +30,7 @@ EVENTS = 10_000
 @pytest.fixture(scope="module")
 def amqp_server(rabbitmq_broker: str, database: Database,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusServer]:
-    tmp = tmp_path_factory.mktemp("amqp-serve")
-    srv = BusServer(tmp, database.url, "--bus", rabbitmq_broker).start()
-    yield srv
-    srv.stop()
+    yield from serve_with_bus(rabbitmq_broker, database, tmp_path_factory, "amqp-serve")
 
 
 def test_amqp_messages(amqp_server: BusServer, rabbitmq_broker: str) -> None:
@@ -52,11 +48,7 @@ def test_amqp_messages(amqp_server: BusServer, rabbitmq_broker: str) -> None:
     ch.queue_bind(q, "amq.topic", routing_key=f"hcat.{db}.*")
     try:
         assert sub.ready.wait(20)
-        c = Client(amqp_server.port)
-        try:
-            expected = scripted_ddl(c, db)
-        finally:
-            c.close()
+        expected = scripted_ddl_at(amqp_server.port, db)
         assert got.wait(len(expected), 30)
         time.sleep(0.3)
         mine = [m for m in got.messages if m.topic != "hcat" or m.fields()["db"] == db]
@@ -77,34 +69,7 @@ def test_amqp_messages(amqp_server: BusServer, rabbitmq_broker: str) -> None:
 
 
 def test_relay_sigkill_loses_nothing(rabbitmq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
-    from metastore.notify import subscribe
-
-    cat = local_catalog(tmp_path, fresh_database.url)
-    db_url = fresh_database.url
-    relay = BusServer(tmp_path, db_url, "--bus", rabbitmq_broker, "--from", "0", "--lease", "2", "--batch", "200",
-                      command="relay").start()
-    got = Collector()
-    sub = subscribe(["hcat.#"], got, bus=rabbitmq_broker, name=f"kill-{uuid.uuid4().hex[:8]}")
-    try:
-        assert sub.ready.wait(20)
-        producer = threading.Thread(target=produce_events, args=(cat, EVENTS))
-        producer.start()
-        for threshold in (2000, 5000):
-            assert wait_for(lambda: len(got.messages) >= threshold, 60), relay.output()[-3000:]
-            relay.kill()
-            relay = BusServer(tmp_path, db_url, "--bus", rabbitmq_broker, "--lease", "2", "--batch", "200",
-                              command="relay").start()
-        producer.join(120)
-        assert got.wait(EVENTS, 120), (len(got.messages), relay.output()[-3000:])
-        time.sleep(1)
-        check_all_delivered(cat, got, EVENTS)
-    finally:
-        relay.stop()
-        sub.stop(forget=True)
-        try:
-            sub.join(15)
-        except Exception:  # noqa: BLE001
-            pass
+    check_relay_sigkill_loses_nothing(rabbitmq_broker, tmp_path, fresh_database.url, EVENTS)
 
 
 def _rabbitmqctl(*args: str) -> bool:
@@ -114,37 +79,21 @@ def _rabbitmqctl(*args: str) -> bool:
         return False
 
 
-def test_broker_outage_loses_nothing(rabbitmq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
-    from metastore.notify import subscribe
+def _stop_app() -> None:
+    assert _rabbitmqctl("stop_app")
 
+
+def test_broker_outage_loses_nothing(rabbitmq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
     if not _rabbitmqctl("status"):
         pytest.skip("rabbitmqctl cannot control the local RabbitMQ")
-    cat = local_catalog(tmp_path, fresh_database.url)
-    relay = BusServer(tmp_path, fresh_database.url, "--bus", rabbitmq_broker, "--from", "0",
-                      command="relay").start()
-    got = Collector()
-    sub = subscribe(["hcat.#"], got, bus=rabbitmq_broker, name=f"outage-{uuid.uuid4().hex[:8]}")
-    try:
-        assert sub.ready.wait(20)
-        producer = threading.Thread(target=produce_events, args=(cat, EVENTS), kwargs={"rate": 700})
-        producer.start()
-        assert wait_for(lambda: len(got.messages) >= 1000, 30), relay.output()
-        assert _rabbitmqctl("stop_app")
-        time.sleep(20)
-        assert _rabbitmqctl("start_app")
-        producer.join(120)
-        assert got.wait(EVENTS, 120), (len(got.messages), relay.output()[-3000:])
-        time.sleep(1)
-        assert sub.reconnects >= 1 and "broker unavailable" in relay.output()
-        check_all_delivered(cat, got, EVENTS)
-    finally:
-        _rabbitmqctl("start_app")
-        relay.stop()
-        sub.stop(forget=True)
-        try:
-            sub.join(15)
-        except Exception:  # noqa: BLE001
-            pass
+    with relay_run(rabbitmq_broker, tmp_path, fresh_database.url, "outage") as run:
+        try:  # the broker is back before the subscription is forgotten (that needs the broker)
+            run.broker_outage(_stop_app, lambda: _rabbitmqctl("start_app"), EVENTS)
+            run.wait_all(EVENTS)
+            assert run.sub.reconnects >= 1 and "broker unavailable" in run.relay.output()
+            check_all_delivered(run.cat, run.got, EVENTS)
+        finally:
+            _rabbitmqctl("start_app")
 
 
 def test_benchmark_smoke(rabbitmq_broker: str, tmp_path: Path) -> None:
@@ -165,5 +114,4 @@ def test_benchmark_smoke(rabbitmq_broker: str, tmp_path: Path) -> None:
 
 
 def test_durable_subscription(rabbitmq_broker: str) -> None:
-    from notify_support import check_durable_subscription
     check_durable_subscription(rabbitmq_broker)

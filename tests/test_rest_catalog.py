@@ -191,15 +191,24 @@ def change(ns: str, name: str, requirements: list[dict[str, Any]], props: dict[s
             "updates": [{"action": "set-properties", "updates": props}]}
 
 
+def change_of_a_at_head(ns: str, a: Any, value: str) -> dict[str, Any]:
+    """A change of table a that holds while a is the table two_tables made, at the snapshot it has now."""
+    return change(ns, "a", [{"type": "assert-table-uuid", "uuid": str(a.metadata.table_uuid)},
+                            {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": head(a)}],
+                  {"k": value})
+
+
+def two_tables_before(rest: RestCatalog, thrift: Client) -> tuple[str, Any, dict[str, str], int]:
+    """two_tables, with both tables' metadata locations and the last event id before the transaction."""
+    ns, a, _b = two_tables(rest)
+    return ns, a, {n: metadata_location(thrift, ns, n) for n in ("a", "b")}, event_id(thrift)
+
+
 def test_transaction_with_a_failing_requirement_changes_nothing(srv: Server, rest: RestCatalog,
                                                                  thrift: Client) -> None:
-    ns, a, b = two_tables(rest)
-    before = {n: metadata_location(thrift, ns, n) for n in ("a", "b")}
-    events = event_id(thrift)
+    ns, a, before, events = two_tables_before(rest, thrift)
     body = {"table-changes": [
-        change(ns, "a", [{"type": "assert-table-uuid", "uuid": str(a.metadata.table_uuid)},
-                         {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": head(a)}],
-               {"k": "1"}),
+        change_of_a_at_head(ns, a, "1"),
         # b has no snapshot: this requirement fails
         change(ns, "b", [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": 12345}], {"k": "1"}),
     ]}
@@ -216,13 +225,9 @@ def test_transaction_with_a_failing_requirement_changes_nothing(srv: Server, res
 
 def test_transaction_with_all_requirements_holding_changes_both(srv: Server, rest: RestCatalog,
                                                                 thrift: Client) -> None:
-    ns, a, b = two_tables(rest)
-    before = {n: metadata_location(thrift, ns, n) for n in ("a", "b")}
-    events = event_id(thrift)
+    ns, a, before, events = two_tables_before(rest, thrift)
     body = {"table-changes": [
-        change(ns, "a", [{"type": "assert-table-uuid", "uuid": str(a.metadata.table_uuid)},
-                         {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": head(a)}],
-               {"k": "a"}),
+        change_of_a_at_head(ns, a, "a"),
         change(ns, "b", [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": None},
                          {"type": "assert-current-schema-id", "current-schema-id": 0}], {"k": "b"}),
     ]}
