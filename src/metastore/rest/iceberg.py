@@ -597,7 +597,3 @@ def _metadata_version(location: str) -> int:
     from pyiceberg.catalog import MetastoreCatalog
 
     return MetastoreCatalog._parse_metadata_version(location)
-
-
-def config(endpoints: Sequence[str], defaults: Mapping[str, str] | None = None) -> dict[str, Any]:
-    return {"defaults": dict(defaults or {}), "overrides": {}, "endpoints": list(endpoints)}

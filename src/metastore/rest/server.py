@@ -20,14 +20,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import __version__
 from ..catalog.errors import CatalogError
 from ..catalog.service import Catalog
 from .errors import RestError, bad_request
-from .iceberg import IcebergCatalog, config
+
+if TYPE_CHECKING:
+    from .iceberg import IcebergCatalog
 
 log = logging.getLogger(__name__)
 
@@ -130,11 +132,35 @@ def openapi(base_url: str | None = None) -> dict[str, Any]:
     return doc
 
 
+def config(endpoints: list[str]) -> dict[str, Any]:
+    """GET /v1/config: no defaults or overrides, the endpoints served."""
+    return {"defaults": {}, "overrides": {}, "endpoints": endpoints}
+
+
+class _LazyApi:
+    """The Iceberg operations, imported on the first request that needs them: PyIceberg and pydantic add
+    about 20 MiB to every server process, which a server whose clients speak only Thrift need not carry."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._api: IcebergCatalog | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> IcebergCatalog:
+        if self._api is None:
+            with self._lock:
+                if self._api is None:
+                    from .iceberg import IcebergCatalog
+
+                    self._api = IcebergCatalog(self.catalog)
+        return self._api
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: clients (requests.Session) reuse their connection
     disable_nagle_algorithm = True  # headers and body are separate writes: without this, 40 ms per answer
     server_version = f"metastore/{__version__}"
-    api: IcebergCatalog
+    api: _LazyApi
     base_url: str
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
@@ -232,26 +258,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(route.status, json.dumps(result).encode())
 
     def _call(self, op: str, p: dict[str, str], q: dict[str, str], body: Any) -> Any:
-        api = self.api
         ns, table = p.get("namespace", ""), p.get("table", "")
         calls: dict[str, Callable[[], Any]] = {
             "getConfig": lambda: config(endpoints()),
             "getOpenApi": lambda: openapi(self.base_url),
-            "listNamespaces": lambda: api.list_namespaces(q.get("parent")),
-            "createNamespace": lambda: api.create_namespace(body),
-            "loadNamespaceMetadata": lambda: api.load_namespace(ns),
-            "namespaceExists": lambda: api.namespace_exists(ns),
-            "dropNamespace": lambda: api.drop_namespace(ns),
-            "updateProperties": lambda: api.update_namespace_properties(ns, body),
-            "listTables": lambda: api.list_tables(ns),
-            "createTable": lambda: api.create_table(ns, body),
-            "registerTable": lambda: api.register_table(ns, body),
-            "loadTable": lambda: api.load_table(ns, table),
-            "tableExists": lambda: api.table_exists(ns, table),
-            "updateTable": lambda: api.commit_table(ns, table, body),
-            "dropTable": lambda: api.drop_table(ns, table, _flag(q.get("purgeRequested"), "purgeRequested")),
-            "renameTable": lambda: api.rename_table(body),
-            "commitTransaction": lambda: api.commit_transaction(body),
+            "listNamespaces": lambda: self.api.get().list_namespaces(q.get("parent")),
+            "createNamespace": lambda: self.api.get().create_namespace(body),
+            "loadNamespaceMetadata": lambda: self.api.get().load_namespace(ns),
+            "namespaceExists": lambda: self.api.get().namespace_exists(ns),
+            "dropNamespace": lambda: self.api.get().drop_namespace(ns),
+            "updateProperties": lambda: self.api.get().update_namespace_properties(ns, body),
+            "listTables": lambda: self.api.get().list_tables(ns),
+            "createTable": lambda: self.api.get().create_table(ns, body),
+            "registerTable": lambda: self.api.get().register_table(ns, body),
+            "loadTable": lambda: self.api.get().load_table(ns, table),
+            "tableExists": lambda: self.api.get().table_exists(ns, table),
+            "updateTable": lambda: self.api.get().commit_table(ns, table, body),
+            "dropTable": lambda: self.api.get().drop_table(ns, table, _flag(q.get("purgeRequested"), "purgeRequested")),
+            "renameTable": lambda: self.api.get().rename_table(body),
+            "commitTransaction": lambda: self.api.get().commit_transaction(body),
         }
         return calls[op]()
 
@@ -307,7 +332,7 @@ class RestServer:
         return self._httpd.socket
 
     def _handler_class(self) -> type[_Handler]:
-        return type("Handler", (_Handler,), {"api": IcebergCatalog(self.catalog), "base_url": self.url})
+        return type("Handler", (_Handler,), {"api": _LazyApi(self.catalog), "base_url": self.url})
 
     def start(self) -> None:
         assert self._httpd is not None, "bind() or adopt() first"
