@@ -392,7 +392,7 @@ def summary(report: Report, info: dict[str, Any], server: MetastoreProcess, mast
     console.print(Panel("\n".join(lines), title="[bold]metastore pipeline demo: " + ("OK" if report.ok else "FAILED"),
                         border_style="green" if report.ok else "red", expand=False))
     if report.timings:
-        console.print("[dim]" + "; ".join(f"{w.split(' →')[0].split(':')[0]} {s:.1f} s" for w, s in report.timings) + "[/]")
+        console.print("[dim]" + "; ".join(f"{w.split(' →')[0].split(': ')[0]} {s:.1f} s" for w, s in report.timings) + "[/]")
 
 
 def main(argv: list[str] | None = None) -> int:
