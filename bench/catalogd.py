@@ -2,7 +2,7 @@
 """The catalogd benchmark (issue 7, acceptance 5).
 
     python bench/catalogd.py                         # writes bench/results/catalogd.{md,json}
-    python bench/catalogd.py --events 2000 --lag-seconds 5 --out /tmp/x     # a quick run
+    python bench/catalogd.py --events 2000 --lag-seconds 5 --out bench/out/quick  # a quick run
 
 On a fresh `metastore serve` (SQLite, started here):
 

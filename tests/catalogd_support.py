@@ -159,7 +159,7 @@ class Driver:
                 return
             ms.fire_listener_event(hms.FireEventRequest(
                 successful=True, data=hms.FireEventRequestData(insertData=hms.InsertEventRequestData(
-                    filesAdded=[f"file:/tmp/x{n}"])), dbName=db, tableName=name, partitionVals=vals))
+                    filesAdded=[f"file:/warehouse/inserted/x{n}"])), dbName=db, tableName=name, partitionVals=vals))
         elif parts is None:
             return
         elif kind == "add_partition":

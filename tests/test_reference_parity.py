@@ -338,7 +338,7 @@ def scenario(c: Client, db: str, data: Path) -> Run:
     c.drop_partitions_req(DropPartitionsRequest(dbName=db, tblName="pt",
                                                 parts=RequestPartsSpec(names=["ds=d/h=1", "ds=d/h=2"]),
                                                 deleteData=True, needResult=True))
-    c.create_function(function(db, "f1", uris=["file:/tmp/upper.jar"]))
+    c.create_function(function(db, "f1", uris=["file:/udfs/upper.jar"]))
     seen["f1"] = c.get_function(db, "f1")
     c.drop_function(db, "f1")
     c.drop_table(db, "flat2", True)
