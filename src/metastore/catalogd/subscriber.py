@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 import urllib.request
 from typing import Any
 
@@ -129,14 +128,8 @@ class Replica:
         return [p for _, p in sorted(self.table(db, name).partitions.items())]
 
     def wait_version(self, version: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        with self.applied:
-            while self.version < version:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self.applied.wait(left)
-        return True
+        with self.applied:  # every change of self.version notifies
+            return self.applied.wait_for(lambda: self.version >= version, timeout)
 
 
 class Subscriber:
