@@ -21,12 +21,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.timeout(3600)]
 
 
 @pytest.fixture
-def server(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """One metastore on SQLite: catalogd reaches it through Thrift only, so the store's backend is not what
-    this test is about (the store backends run the same workload in test_spark.py)."""
+def server(database: Database, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """One metastore on each store backend; catalogd reaches it through Thrift only."""
     work = tmp_path / "metastore"
     work.mkdir()
-    srv = Server(Database("sqlite", f"sqlite:///{work / 'ms.db'}"), work).start()
+    srv = Server(database, work).start()
     yield srv
     srv.stop()
 
