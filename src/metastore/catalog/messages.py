@@ -85,7 +85,7 @@ class JsonMessageFactory:
         return self._dump(self._head(
             db=t.dbName, table=t.tableName, tableType=t.tableType, tableObjJson=thrift_json(t),
             timestamp=self._now(), partitions=[self._spec(t, p) for p in parts],
-            partitionListJson=[thrift_json(p) for p in parts],
+            partitionListJson=tjson.dumps_many(parts),
             partitionFiles=[{"partitionName": make_part_name(keys, p.values), "files": []} for p in parts]))
 
     def alter_partition(self, t: m.Table, before: m.Partition, after: m.Partition, truncate: bool = False) -> str:

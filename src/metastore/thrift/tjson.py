@@ -5,10 +5,11 @@ of the events they read).
 A struct is {"<field id>": {"<type>": value}, ...}; a list is ["<element type>", count, items...]; a map is
 ["<key type>", "<value type>", count, {key: value}]; booleans are 1/0 and binary is base64.
 
-Each struct class gets a plan once (its fields' ids, names and value writers), since event messages
-embed thousands of structs (one per partition added) and the generic walk dominated their cost. The
+Each struct class gets a plan once (per field: its JSON head and a writer of its value as text), since event
+messages embed thousands of structs (one per partition added) and the generic walk dominated their cost. The
 catalog's model classes share the Thrift structs' field names, so a model object is written directly with its
-Thrift namesake's plan, without building the Thrift struct first.
+Thrift namesake's plan, without building the Thrift struct first. `dumps_many` writes the structs of one message
+and writes a sub-object they share (the same column list, the same serde) once.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ _NAMES = {TType.BOOL: "tf", TType.BYTE: "i8", TType.I16: "i16", TType.I32: "i32"
           TType.DOUBLE: "dbl", TType.STRING: "str", TType.STRUCT: "rec", TType.MAP: "map", TType.LIST: "lst",
           TType.SET: "set", TType.BINARY: "str"}
 
-Writer = Callable[[Any], Any]
-_PLANS: dict[type, list[tuple[str, str, str, Writer | None]]] = {}
+Memo = dict[int, str]  # id of a struct (or list of structs) -> its text, within one dumps_many call
+Writer = Callable[[Any, "Memo | None"], str]
+_PLANS: dict[type, list[tuple[str, str, Writer]]] = {}
+_text = json.encoder.encode_basestring  # a JSON string literal, non-ASCII kept (as ensure_ascii=False)
 
 
 def _split(spec: Any) -> tuple[int, Any]:
@@ -42,56 +45,79 @@ def _binary(v: Any) -> str:
     return base64.b64encode(v if isinstance(v, bytes) else str(v).encode()).decode("ascii").rstrip("=")
 
 
-def _double(v: float) -> Any:
-    return v if math.isfinite(v) else str(v)
+def _double(v: Any, memo: Memo | None) -> str:
+    return json.dumps(v if math.isfinite(v) else str(v))
 
 
-def _bool(v: Any) -> int:
-    return 1 if v else 0
+def _bool(v: Any, memo: Memo | None) -> str:
+    return "1" if v else "0"
 
 
-def _string(v: Any) -> Any:
-    return _binary(v) if isinstance(v, bytes) else v
+def _int(v: Any, memo: Memo | None) -> str:
+    return str(v) if type(v) is int else json.dumps(v)
 
 
-def _writer(ttype: int, arg: Any) -> Writer | None:
-    """A function writing a value of this type, or None when the value is written as it is."""
+def _bytes(v: Any, memo: Memo | None) -> str:
+    return _text(_binary(v))
+
+
+def _string(v: Any, memo: Memo | None) -> str:
+    if isinstance(v, str):
+        return _text(v)
+    return _text(_binary(v)) if isinstance(v, bytes) else json.dumps(v)
+
+
+def _writer(ttype: int, arg: Any) -> Writer:
+    """The function writing a value of this type as JSON text."""
     if ttype == TType.STRUCT:
-        return struct_doc
+        return _struct
     if ttype == TType.BOOL:
         return _bool
     if ttype == TType.DOUBLE:
         return _double
     if ttype == TType.BINARY:
-        return _binary
+        return _bytes
     if ttype == TType.STRING:
         return _string
     if ttype in (TType.LIST, TType.SET):
         et, ea = _split(arg)
-        name, w = _NAMES[et], _writer(et, ea)
-        if w is None:
-            return lambda v: [name, len(v), *v]
-        return lambda v: [name, len(v), *(w(x) for x in v)]
+        head, w = f'["{_NAMES[et]}",', _writer(et, ea)
+
+        def seq(v: Any, memo: Memo | None) -> str:
+            if not v:
+                return head + "0]"
+            if memo is not None and et == TType.STRUCT:  # a list of structs (columns) shared by siblings
+                hit = memo.get(id(v))
+                if hit is not None:
+                    return hit
+            text = head + str(len(v)) + "," + ",".join([w(x, memo) for x in v]) + "]"
+            if memo is not None and et == TType.STRUCT:
+                memo[id(v)] = text
+            return text
+        return seq
     if ttype == TType.MAP:
         (kt, ka), (vt, va) = _split(arg[0]), _split(arg[1])
-        kn, vn, kw, vw = _NAMES[kt], _NAMES[vt], _key_writer(kt, ka), _writer(vt, va)
-        if vw is None:
-            return lambda v: [kn, vn, len(v), {kw(k): x for k, x in v.items()}]
-        return lambda v: [kn, vn, len(v), {kw(k): vw(x) for k, x in v.items()}]
-    return None
+        head, kw, vw = f'["{_NAMES[kt]}","{_NAMES[vt]}",', _key_writer(kt, ka), _writer(vt, va)
+
+        def mapping(v: Any, memo: Memo | None) -> str:
+            return head + str(len(v)) + ",{" + ",".join([_text(kw(k)) + ":" + vw(x, memo) for k, x in v.items()]) + "}]"
+        return mapping
+    return _int
 
 
-def _key_writer(ttype: int, arg: Any) -> Writer:
+def _key_writer(ttype: int, arg: Any) -> Callable[[Any], str]:
+    """A map key as the text of its JSON string (TJSON keys are strings whatever their type)."""
     if ttype in (TType.STRUCT, TType.LIST, TType.SET, TType.MAP):
         w = _writer(ttype, arg)
-        assert w is not None
-        return lambda k: json.dumps(w(list(k) if isinstance(k, tuple) else k), separators=(",", ":"))
+        return lambda k: w(list(k) if isinstance(k, tuple) else k, None)
     if ttype == TType.BOOL:
         return lambda k: "1" if k else "0"
-    return str
+    if ttype == TType.BINARY:
+        return _binary
+    return lambda k: k if isinstance(k, str) else (_binary(k) if isinstance(k, bytes) else str(k))
 
 
-def _plan(cls: type) -> list[tuple[str, str, str, Writer | None]]:
+def _plan(cls: type) -> list[tuple[str, str, Writer]]:
     plan = _PLANS.get(cls)
     if plan is None:
         plan = []
@@ -105,22 +131,38 @@ def _plan(cls: type) -> list[tuple[str, str, str, Writer | None]]:
             if name in skip:
                 continue
             arg = spec[2] if len(spec) > 3 else None
-            plan.append((str(fid), name, _NAMES[ttype], _writer(ttype, arg)))
+            plan.append((f'"{fid}":{{"{_NAMES[ttype]}":', name, _writer(ttype, arg)))
         _PLANS[cls] = plan
     return plan
 
 
-def struct_doc(obj: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for fid, name, tname, w in _plan(type(obj)):
-        v = getattr(obj, name, None)
-        if v is not None:
-            out[fid] = {tname: v if w is None else w(v)}
-    return out
+def _struct(obj: Any, memo: Memo | None) -> str:
+    if memo is not None:
+        hit = memo.get(id(obj))
+        if hit is not None:
+            return hit
+    text = "{" + ",".join([head + w(v, memo) + "}" for head, name, w in _plan(type(obj))
+                           if (v := getattr(obj, name, None)) is not None]) + "}"
+    if memo is not None:
+        memo[id(obj)] = text
+    return text
 
 
 def dumps(obj: Any) -> str:
-    return json.dumps(struct_doc(obj), separators=(",", ":"), ensure_ascii=False)
+    """One struct (a thriftpy2 struct or the model object of the same name) as TJSON text."""
+    return _struct(obj, None)
+
+
+def dumps_many(objs: list[Any]) -> list[str]:
+    """Several structs; sub-objects they share (a batch's partitions often share one column list and serde)
+    are written once."""
+    memo: Memo = {}  # ids stay unique: `objs` holds every object written until the call returns
+    return [_struct(o, memo) for o in objs]
+
+
+def struct_doc(obj: Any) -> dict[str, Any]:
+    """The parsed TJSON document of a struct."""
+    return json.loads(dumps(obj))
 
 
 # ---- reading -----------------------------------------------------------------------------------------
