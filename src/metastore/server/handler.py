@@ -22,7 +22,7 @@ from ..catalog.names import split_part_name
 from ..catalog.locks import Component, aborted_bits
 from ..catalog.service import Catalog
 from ..thrift import hms
-from ..thrift.convert import from_thrift, stats_obj_from_thrift, to_thrift
+from ..thrift.convert import from_thrift, from_thrift_batch, stats_obj_from_thrift, to_thrift
 
 log = logging.getLogger(__name__)
 
@@ -303,7 +303,9 @@ class Handler:
              single: bool = False) -> list[m.Partition]:
         if not parts:
             return []
-        ps = [self._part_in(_require(p, "partition")) for p in parts]
+        ps = from_thrift_batch([_require(p, "partition") for p in parts], m.Partition)
+        for p in ps:
+            p.dbName = _db(p.dbName)
         return self.catalog.add_partitions(ps[0].dbName, ps[0].tableName, ps, if_not_exists, env, single=single)
 
     def add_partition(self, new_part: Any) -> Any:

@@ -71,6 +71,39 @@ def from_thrift(tobj: Any, cls: type) -> Any:
     return cls(**kwargs)
 
 
+def from_thrift_batch(tobjs: list[Any], cls: type) -> list[Any]:
+    """Several Thrift structs as model objects (as from_thrift). A nested struct or list of structs equal to
+    the one at the same place in the previous object is converted once and shared: the partitions of one
+    request usually carry the same columns and serde, and building those objects was most of the cost."""
+    last: dict[tuple[type, str], tuple[Any, Any]] = {}
+    return [_convert_sharing(t, cls, last) for t in tobjs]
+
+
+def _convert_sharing(tobj: Any, cls: type, last: dict[tuple[type, str], tuple[Any, Any]]) -> Any:
+    if tobj is None:
+        return None
+    nested = _NESTED.get(cls)
+    if nested is None or cls is m.SkewedInfo:
+        return from_thrift(tobj, cls)
+    kwargs = {}
+    for name in _fields(cls):
+        v = getattr(tobj, name, None)
+        if v is None:
+            continue
+        sub = nested.get(name)
+        if sub is not None:
+            seen = last.get((cls, name))
+            if seen is not None and seen[0] == v:
+                v = seen[1]
+            else:
+                converted = ([from_thrift(x, sub[0]) for x in v] if isinstance(sub, list)
+                             else _convert_sharing(v, sub, last))
+                last[(cls, name)] = (v, converted)
+                v = converted
+        kwargs[name] = v
+    return cls(**kwargs)
+
+
 _STATS_KINDS = ("booleanStats", "longStats", "doubleStats", "stringStats", "binaryStats", "decimalStats",
                 "dateStats", "timestampStats")
 

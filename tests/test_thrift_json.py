@@ -1,0 +1,113 @@
+"""Thrift-JSON (the objects inside event messages) and the batch conversion of request structs."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metastore.catalog import model as m
+from metastore.thrift import hms, tjson
+from metastore.thrift.convert import from_thrift, from_thrift_batch, to_thrift
+
+text = st.text(max_size=12)  # any code point: quotes, backslashes, control characters, non-ASCII
+maybe = st.none() | text
+
+
+def cols_strategy() -> st.SearchStrategy:
+    return st.lists(st.builds(hms.FieldSchema, name=text, type=st.sampled_from(["int", "string", "map<string,int>"]),
+                              comment=maybe), max_size=4)
+
+
+def sd_strategy() -> st.SearchStrategy:
+    return st.builds(
+        hms.StorageDescriptor, cols=cols_strategy(), location=maybe, inputFormat=maybe, outputFormat=maybe,
+        compressed=st.none() | st.booleans(), numBuckets=st.none() | st.integers(-1, 2**31 - 1),
+        serdeInfo=st.none() | st.builds(hms.SerDeInfo, name=maybe, serializationLib=maybe,
+                                        parameters=st.dictionaries(text, text, max_size=3)),
+        bucketCols=st.lists(text, max_size=2), sortCols=st.lists(st.builds(hms.Order, col=text, order=st.integers(0, 1)),
+                                                                 max_size=2),
+        parameters=st.dictionaries(text, text, max_size=3),
+        skewedInfo=st.none() | st.builds(hms.SkewedInfo, skewedColNames=st.lists(text, max_size=2),
+                                         skewedColValues=st.lists(st.lists(text, max_size=2), max_size=2),
+                                         skewedColValueLocationMaps=st.dictionaries(
+                                             st.lists(text, max_size=2).map(tuple), text, max_size=2)),
+        storedAsSubDirectories=st.none() | st.booleans())
+
+
+partitions = st.builds(hms.Partition, values=st.lists(text, max_size=3), dbName=text, tableName=text,
+                       createTime=st.none() | st.integers(0, 2**31 - 1), lastAccessTime=st.none() | st.integers(0, 9),
+                       sd=st.none() | sd_strategy(), parameters=st.dictionaries(text, text, max_size=3))
+
+
+def test_known_text():
+    p = hms.Partition(values=["2024-01-01", "é\"1"], dbName="db", tableName="t", createTime=7,
+                      sd=hms.StorageDescriptor(cols=[hms.FieldSchema(name="a", type="int")], location="file:/w/x",
+                                               compressed=False, bucketCols=[], parameters={"k": "v"}),
+                      parameters={})
+    assert tjson.dumps(p) == (
+        '{"1":{"lst":["str",2,"2024-01-01","é\\"1"]},"2":{"str":"db"},"3":{"str":"t"},"4":{"i32":7},'
+        '"6":{"rec":{"1":{"lst":["rec",1,{"1":{"str":"a"},"2":{"str":"int"}}]},"2":{"str":"file:/w/x"},'
+        '"5":{"tf":0},"8":{"lst":["str",0]},"10":{"map":["str","str",1,{"k":"v"}]}}},'
+        '"7":{"map":["str","str",0,{}]}}')
+
+
+@settings(max_examples=200, deadline=None)
+@given(partitions)
+def test_partition_round_trip(p):
+    assert tjson.loads(tjson.dumps(p), hms.Partition) == p
+    model = from_thrift(p, m.Partition)
+    assert tjson.dumps(model) == tjson.dumps(to_thrift(model))  # a model object writes as its Thrift namesake
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(partitions, min_size=1, max_size=4), st.integers(0, 3))
+def test_dumps_many_is_dumps_of_each(parts, share):
+    # siblings sharing sub-objects, as a converted batch does: written once, the same text in each
+    for p in parts[1:]:
+        if share and parts[0].sd is not None and p.sd is not None:
+            p.sd.cols = parts[0].sd.cols
+            if share > 1:
+                p.sd.serdeInfo = parts[0].sd.serdeInfo
+            if share > 2:
+                p.sd = parts[0].sd
+    assert tjson.dumps_many(parts) == [tjson.dumps(p) for p in parts]
+
+
+def test_doubles_and_binary():
+    stats = hms.ColumnStatistics(
+        statsDesc=hms.ColumnStatisticsDesc(isTblLevel=True, dbName="d", tableName="t"),
+        statsObj=[hms.ColumnStatisticsObj(colName="c", colType="double", statsData=hms.ColumnStatisticsData(
+            doubleStats=hms.DoubleColumnStatsData(lowValue=float("-inf"), highValue=1.5, numNulls=1, numDVs=2,
+                                                  bitVectors=b"\x00\xffab")))])
+    doc = json.loads(tjson.dumps(stats))
+    data = doc["2"]["lst"][2]["3"]["rec"]["3"]["rec"]
+    assert data["1"] == {"dbl": "-inf"} and data["2"] == {"dbl": 1.5} and data["5"] == {"str": "AP9hYg"}
+    back = tjson.loads(tjson.dumps(stats), hms.ColumnStatistics).statsObj[0].statsData.doubleStats
+    assert math.isinf(back.lowValue) and back.bitVectors == b"\x00\xffab"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(partitions, max_size=5), st.booleans())
+def test_batch_conversion_equals_one_by_one(parts, same_sd):
+    if same_sd and parts:
+        for p in parts[1:]:
+            p.sd = copy.deepcopy(parts[0].sd)  # equal, not the same object: as decoded from one request
+    batch = from_thrift_batch(parts, m.Partition)
+    assert batch == [from_thrift(p, m.Partition) for p in parts]
+    if same_sd and len(parts) > 1 and parts[0].sd is not None and parts[0].sd.cols:
+        assert batch[1].sd.cols is batch[0].sd.cols  # converted once, shared
+
+
+def test_batch_conversion_shares_columns_when_locations_differ():
+    def part(i: int) -> hms.Partition:
+        return hms.Partition(values=[str(i)], dbName="d", tableName="t", sd=hms.StorageDescriptor(
+            cols=[hms.FieldSchema(name="a", type="int")], location=f"file:/w/p={i}",
+            serdeInfo=hms.SerDeInfo(serializationLib="lib", parameters={"x": "1"})))
+
+    a, b, c = from_thrift_batch([part(1), part(2), part(3)], m.Partition)
+    assert a.sd is not b.sd and b.sd.location == "file:/w/p=2"
+    assert a.sd.cols is b.sd.cols is c.sd.cols and a.sd.serdeInfo is c.sd.serdeInfo
