@@ -168,3 +168,35 @@ def test_insert_event(client, db):
     with pytest.raises(TApplicationException, match="partition values"):  # the call declares no exceptions
         client.fire_listener_event(FireEventRequest(successful=True, data=data, dbName=db, tableName="ins",
                                                     partitionVals=["2024-01-09", "1"]))
+
+
+@pytest.mark.parametrize("n", [3, 300])  # in-process, and through the child processes of a large batch
+def test_add_partitions_makes_every_directory(client, db, server, n):
+    client.create_table(table(db, "dirs"))
+    parts = [Partition(values=[f"2024-01-{d:02d}", str(h)], dbName=db, tableName="dirs", sd=sd(), parameters={})
+             for d in range(1, 31) for h in range(10)][:n]
+    client.add_partitions_req(AddPartitionsRequest(dbName=db, tblName="dirs", parts=parts, ifNotExists=False,
+                                                   needResult=False))
+    base = server.warehouse / f"{db}.db" / "dirs"
+    made = {p.relative_to(base).as_posix() for p in base.glob("*/*") if p.is_dir()}
+    assert made == {f"ds={p.values[0]}/h={p.values[1]}" for p in parts}
+    assert len(client.get_partition_names(db, "dirs", -1)) == n
+
+
+@pytest.mark.parametrize("n", [3, 300])
+def test_add_partitions_directory_failure_adds_nothing(client, db, server, tmp_path, n):
+    """A partition whose directory cannot be made fails the whole call with a MetaException, as in Hive, and the
+    directories the call made for the others are removed (Hive leaves the ds= parents behind)."""
+    client.create_table(table(db, "blocked"))
+    blocker = tmp_path / f"a-file-{n}"
+    blocker.write_text("not a directory")
+    parts = [Partition(values=[f"2024-02-{d:02d}", str(h)], dbName=db, tableName="blocked", sd=sd(), parameters={})
+             for d in range(1, 31) for h in range(10)][:n]
+    parts[n // 2].sd.location = f"file:{blocker}/inside"
+    with pytest.raises(MetaException) as e:
+        client.add_partitions_req(AddPartitionsRequest(dbName=db, tblName="blocked", parts=parts, ifNotExists=False,
+                                                       needResult=False))
+    assert f"file:{blocker}/inside is not a directory or unable to create one" in e.value.message
+    assert client.get_partition_names(db, "blocked", -1) == []
+    assert list((server.warehouse / f"{db}.db" / "blocked").iterdir()) == []
+    assert blocker.read_text() == "not a directory"

@@ -29,7 +29,7 @@ from .errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, I
 from .names import (INTEGRAL_TYPES, bad_values_message, column_error, java_list,
                     make_part_name, part_vals_from_name, valid_name)
 from .partition_filter import FilterError, KeyColumn, keys_of, parse, to_sql
-from .warehouse import Warehouse
+from .warehouse import DirBatch, Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -418,7 +418,7 @@ class Catalog:
         """
         if not parts:
             return []
-        made: list[str] = []
+        dirs: DirBatch | None = None
         try:
             with self._write() as tx:
                 if tx.get_table(db.lower(), table.lower()) is None:
@@ -449,21 +449,23 @@ class Catalog:
                                 sd=replace(p.sd or t.sd, parameters=dict((p.sd or t.sd).parameters or {})))
                     if not p.sd.location and t.tableType != VIRTUAL_VIEW:
                         p.sd.location = self.wh.child(t.sd.location or "", name) if t.sd.location else None
-                    new_dir = self.wh.mkdirs(p.sd.location)
-                    if new_dir:
-                        made.append(p.sd.location)  # type: ignore[arg-type]
-                    if self.stats_autogather and t.tableType != VIRTUAL_VIEW:
-                        self._fast_stats(p.parameters, p.sd.location, new_dir, False, env)
-                    p.parameters.setdefault(DDL_TIME, str(now))
-                    p.createTime = now
                     to_add.append((name, p))
+                dirs = self.wh.start_mkdirs([p.sd.location for _, p in to_add])  # made while the rows are written
+                new_dirs = set(dirs.made)
+                ddl_time = str(now)
+                for _, p in to_add:
+                    if self.stats_autogather and t.tableType != VIRTUAL_VIEW:
+                        self._fast_stats(p.parameters, p.sd.location, p.sd.location in new_dirs, False, env)
+                    p.parameters.setdefault(DDL_TIME, ddl_time)
+                    p.createTime = now
                 tx.insert_partitions(ref.TBL_ID, ref.CD_ID, t.sd.cols, to_add)
                 added = [p for _, p in to_add]
                 if added:
                     self._event(tx, ev.ADD_PARTITION, t.dbName, t.tableName, self.msg.add_partition(t, added))
+                dirs.wait()  # before the commit: no partition is added without its directory
         except BaseException:
-            for loc in made:
-                self.wh.delete(loc)
+            if dirs is not None:
+                dirs.discard()
             raise
         return added
 

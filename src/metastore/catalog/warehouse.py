@@ -9,13 +9,79 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+
+from .errors import MetaError
 
 log = logging.getLogger(__name__)
 
+# Below this many new directories a batch is made in-process: starting the helper costs a few milliseconds.
+CHILD_MKDIR_MIN = 200
+_XARGS = shutil.which("xargs")
+_MKDIR = shutil.which("mkdir")
+
+
+class DirBatch:
+    """Directories being created for one catalog write (see Warehouse.start_mkdirs).
+
+    `made`: the locations that did not exist when the batch started. `wait()` returns once they all exist and
+    raises MetaError, as Hive does, for one that could not be made; `discard()` removes what the batch made
+    (when the write fails), the parent directories it had to create included.
+    """
+
+    def __init__(self, made: list[str], paths: list[str], roots: list[str],
+                 proc: subprocess.Popen[bytes] | None) -> None:
+        self.made, self._paths, self._roots, self._proc = made, paths, roots, proc
+
+    def wait(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:  # made in-process, or waited for already
+            return
+        _, stderr = proc.communicate()
+        if proc.returncode == 0:
+            return
+        err = stderr.decode(errors="replace").strip()
+        for loc, path in zip(self.made, self._paths):
+            if not os.path.isdir(path):
+                detail = f" ({err.splitlines()[0]})" if err else ""
+                raise MetaError(f"{loc} is not a directory or unable to create one{detail}")
+
+    def discard(self) -> None:
+        try:
+            self.wait()  # the helper may still be making them
+        except MetaError:
+            pass
+        for root in self._roots:
+            try:
+                shutil.rmtree(root)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                log.warning("could not delete %s: %s", root, e)
+
+
+def _new_root(path: str, exists: dict[str, bool]) -> str | None:
+    """The topmost directory that making `path` creates (the path or its highest missing ancestor), or None when
+    a path met before creates that ancestor already. `exists` remembers what was looked at (False: to be made)."""
+    exists[path] = False
+    top, parent = path, os.path.dirname(path)
+    while parent != top:
+        there = exists.get(parent)
+        if there is None:
+            there = exists[parent] = os.path.isdir(parent)
+            if not there:
+                top, parent = parent, os.path.dirname(parent)
+                continue
+        return top if there else None
+    return top
+
 
 class Warehouse:
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, child_mkdir_min: int = CHILD_MKDIR_MIN) -> None:
         self.root = os.path.abspath(root)
+        self.child_mkdir_min = child_mkdir_min
 
     @staticmethod
     def to_uri(path: str) -> str:
@@ -59,6 +125,49 @@ class Warehouse:
             return False
         os.makedirs(path, exist_ok=True)
         return True
+
+    def start_mkdirs(self, locations: Sequence[str | None]) -> DirBatch:
+        """Start creating the directories of many locations (a batch of partitions); the caller goes on with its
+        database work and calls wait() before it commits.
+
+        A directory is one system call, and a thread making thousands of them gets the GIL back after each one
+        only when the request's own Python work lets it go, so threads do not overlap the two; a child process
+        does (10,000 partitions on this project's test host: 0.3 to 1.5 s of mkdir calls, which had been
+        added to the request's time). Small batches, and hosts without xargs and mkdir, are made in-process.
+        """
+        made: list[str] = []
+        paths: list[str] = []
+        roots: list[str] = []  # the topmost directory each new path creates (itself or a missing ancestor)
+        exists: dict[str, bool] = {}
+        for loc in locations:
+            path = self.local_path(loc)
+            if path is None:
+                continue
+            path = os.path.normpath(path)
+            if path in exists or os.path.isdir(path):
+                continue
+            made.append(loc)  # type: ignore[arg-type]
+            paths.append(path)
+            root = _new_root(path, exists)
+            if root is not None:
+                roots.append(root)
+        batch = DirBatch(made, paths, roots, None)
+        if len(paths) < self.child_mkdir_min or _XARGS is None or _MKDIR is None:
+            for loc, path in zip(made, paths):
+                try:
+                    os.makedirs(path, exist_ok=True)
+                except OSError as e:
+                    batch.discard()
+                    raise MetaError(f"{loc} is not a directory or unable to create one ({e.strerror})") from None
+            return batch
+        with tempfile.TemporaryFile() as listing:  # the child reads it from its own descriptor after we close ours
+            listing.write(b"\0".join(os.fsencode(p) for p in paths))
+            listing.seek(0)
+            per_child = min(2000, -(-len(paths) // 2))  # two at a time: a slow disk's waits overlap too
+            proc = subprocess.Popen([_XARGS, "-0", "-P", "2", "-n", str(per_child), _MKDIR, "-p", "--"], stdin=listing,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        batch._proc = proc
+        return batch
 
     def exists(self, location: str | None) -> bool:
         path = self.local_path(location)
