@@ -121,10 +121,18 @@ class Warehouse:
     def mkdirs(self, location: str | None) -> bool:
         """Create a location's directory; True if it was made by this call."""
         path = self.local_path(location)
-        if path is None or os.path.isdir(path):
+        if path is None:
             return False
-        os.makedirs(path, exist_ok=True)
-        return True
+        try:
+            os.mkdir(path)  # the usual case (a new table's directory) in one system call
+            return True
+        except FileExistsError:
+            if os.path.isdir(path):
+                return False
+            raise
+        except FileNotFoundError:  # missing parents
+            os.makedirs(path, exist_ok=True)
+            return True
 
     def start_mkdirs(self, locations: Sequence[str | None]) -> DirBatch:
         """Start creating the directories of many locations (a batch of partitions); the caller goes on with its
@@ -175,10 +183,17 @@ class Warehouse:
 
     def delete(self, location: str | None) -> None:
         path = self.local_path(location)
-        if path is None or not os.path.exists(path):
+        if path is None:
             return
         try:
-            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+            try:
+                os.rmdir(path)  # the usual case (an empty directory) in one system call
+            except FileNotFoundError:
+                return
+            except OSError:
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+        except FileNotFoundError:
+            pass
         except OSError as e:  # the metadata change has committed; a leftover directory is only logged
             log.warning("could not delete %s: %s", path, e)
 
