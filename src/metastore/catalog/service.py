@@ -192,19 +192,20 @@ class Catalog:
             t.createTime = now
         made_dir = False
         with self._write() as tx:
-            db = tx.get_database(t.dbName)
+            db = tx.db_location(t.dbName)
             if db is None:
                 raise InvalidObject(f"{t.dbName}")  # Hive: the table's database does not exist
+            db_id, db_location = db
             if tx.table_ref(t.dbName, t.tableName) is not None:
                 raise AlreadyExists(f"Table {t.tableName} already exists")
             if t.tableType != VIRTUAL_VIEW and not t.sd.location:
-                t.sd.location = self.wh.child(db.locationUri or self.wh.database_location(db.name), t.tableName)
+                t.sd.location = self.wh.child(db_location or self.wh.database_location(t.dbName), t.tableName)
             if t.tableType != VIRTUAL_VIEW:
                 made_dir = self.wh.mkdirs(t.sd.location)
                 if self.stats_autogather and not t.partitionKeys:
                     self._fast_stats(t.parameters, t.sd.location, made_dir, False, env)
             t.parameters.setdefault(DDL_TIME, str(now))
-            tbl_id = tx.insert_table(tx.db_id(t.dbName), t)
+            tbl_id = tx.insert_table(db_id, t)
             t.id, t.version = tbl_id, 1
             self._event(tx, ev.CREATE_TABLE, t.dbName, t.tableName, self.msg.create_table(t, []))
 
@@ -382,13 +383,12 @@ class Catalog:
 
     def _drop_table_tx(self, tx: Tx, t: m.Table, delete_data: bool) -> list[str | None]:
         ref = tx.table_ref(t.dbName, t.tableName)
-        managed = t.tableType == MANAGED_TABLE
+        parts = tx.table_partitions(ref.TBL_ID) if t.partitionKeys else []  # none without partition keys
         locations: list[str | None] = []
-        if managed and delete_data:
+        if t.tableType == MANAGED_TABLE and delete_data:
             table_loc = t.sd.location
-            locations = [table_loc] + [loc for loc in tx.partition_locations(ref.TBL_ID)
-                                       if not _under(loc, table_loc)]
-        tx.delete_table(ref)
+            locations = [table_loc] + [loc for _, _, loc in parts if loc and not _under(loc, table_loc)]
+        tx.delete_table(ref, parts)
         self._event(tx, ev.DROP_TABLE, t.dbName, t.tableName, self.msg.drop_table(t))
         return locations
 

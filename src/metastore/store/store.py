@@ -145,16 +145,15 @@ _CD_USED = _Stmt(sa.select(s.sds.c.SD_ID).where(s.sds.c.CD_ID == sa.bindparam("v
 _READ_SEQUENCE = _Stmt(sa.select(s.notification_sequence.c.NEXT_EVENT_ID).where(s.notification_sequence.c.NNI_ID == 1))
 _LOCK_SEQUENCE = _Stmt(_READ_SEQUENCE.stmt.with_for_update())
 _DB_ID = _Stmt(sa.select(s.dbs.c.DB_ID).where(s.dbs.c.NAME == sa.bindparam("name")))
+_DB_LOCATION = _Stmt(sa.select(s.dbs.c.DB_ID, s.dbs.c.DB_LOCATION_URI).where(s.dbs.c.NAME == sa.bindparam("name")))
 _TABLE_REF = _Stmt(sa.select(s.tbls.c.TBL_ID, s.tbls.c.DB_ID, s.tbls.c.SD_ID, s.sds.c.CD_ID, s.tbls.c.TBL_TYPE,
                              s.tbls.c.VERSION)
                    .select_from(s.tbls.join(s.dbs, s.dbs.c.DB_ID == s.tbls.c.DB_ID)
                                 .outerjoin(s.sds, s.sds.c.SD_ID == s.tbls.c.SD_ID))
                    .where(s.dbs.c.NAME == sa.bindparam("db"), s.tbls.c.TBL_NAME == sa.bindparam("name")))
-_TABLE_PARTS = _Stmt(sa.select(s.partitions.c.PART_ID, s.partitions.c.SD_ID)
+_TABLE_PARTS = _Stmt(sa.select(s.partitions.c.PART_ID, s.partitions.c.SD_ID, s.sds.c.LOCATION)
+                     .select_from(s.partitions.outerjoin(s.sds, s.sds.c.SD_ID == s.partitions.c.SD_ID))
                      .where(s.partitions.c.TBL_ID == sa.bindparam("v")))
-_PART_LOCATIONS = _Stmt(sa.select(s.sds.c.LOCATION)
-                        .select_from(s.partitions.join(s.sds, s.sds.c.SD_ID == s.partitions.c.SD_ID))
-                        .where(s.partitions.c.TBL_ID == sa.bindparam("v")))
 _DATABASE = _Stmt(sa.select(s.dbs).where(s.dbs.c.NAME == sa.bindparam("name")))
 _COLUMNS_OF = _Stmt(sa.select(s.columns_v2.c.COLUMN_NAME, s.columns_v2.c.TYPE_NAME, s.columns_v2.c.COMMENT)
                     .where(s.columns_v2.c.CD_ID == sa.bindparam("v")).order_by(s.columns_v2.c.INTEGER_IDX))
@@ -377,6 +376,11 @@ class Tx:
     def db_id(self, name: str) -> int | None:
         row = self._run(_DB_ID, {"name": name}).fetchone()
         return int(row[0]) if row is not None else None
+
+    def db_location(self, name: str) -> tuple[int, str | None] | None:
+        """(DB_ID, location) of a database, or None: what a new table needs of it, in one statement."""
+        row = self._run(_DB_LOCATION, {"name": name}).fetchone()
+        return (int(row[0]), row[1]) if row is not None else None
 
     def get_database(self, name: str) -> Database | None:
         found = self._rows(_DATABASE, {"name": name})
@@ -695,10 +699,16 @@ class Tx:
     def bump_table_version(self, tbl_id: int) -> None:
         self.conn.execute(s.tbls.update().where(s.tbls.c.TBL_ID == tbl_id).values(VERSION=s.tbls.c.VERSION + 1))
 
-    def delete_table(self, ref: Any) -> None:
+    def table_partitions(self, tbl_id: int) -> list[tuple[int, int | None, str | None]]:
+        """(PART_ID, SD_ID, location) of every partition of a table."""
+        return [tuple(r) for r in self._run(_TABLE_PARTS, {"v": tbl_id}).fetchall()]  # type: ignore[misc]
+
+    def delete_table(self, ref: Any, parts: Sequence[tuple[int, int | None, str | None]] | None = None) -> None:
+        """Delete a table and its partitions; `parts` when the caller read them already (table_partitions)."""
         tbl_id = ref.TBL_ID
-        parts = self._run(_TABLE_PARTS, {"v": tbl_id}).fetchall()
-        part_sds = [sd for _, sd in parts]
+        if parts is None:
+            parts = self.table_partitions(tbl_id)
+        part_sds = [sd for _, sd, _ in parts]
         if parts:  # four statements saved on the common unpartitioned drop
             self._delete_all_partitions(tbl_id)
         for table in (s.tab_col_stats, s.table_params, s.partition_keys, s.tbls):
@@ -843,9 +853,6 @@ class Tx:
         for t in (s.part_col_stats, s.partition_params, s.partition_key_vals):
             self.conn.execute(t.delete().where(t.c.PART_ID.in_(scope)))
         self.conn.execute(s.partitions.delete().where(s.partitions.c.TBL_ID == tbl_id))
-
-    def partition_locations(self, tbl_id: int) -> list[str]:
-        return [x for (x,) in self._run(_PART_LOCATIONS, {"v": tbl_id}).fetchall() if x]
 
     # ---- functions ----------------------------------------------------------------------------------
 
