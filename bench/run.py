@@ -23,7 +23,8 @@ on each server:
   get_partitions_by_filter       `ds = "..."`, 1% of the partitions; time on the wire, median
   server RSS                     VmRSS of the server's processes (/proc, summed) after the N-partition run
 
-Every benchmark is warmed up first and bounded in time. Results go to <out>/results.json and <out>/results.md
+Every benchmark is warmed up first and bounded in time. Results go to <out>/results.json and <out>/results.md,
+with a chart of the ratios against the targets in <out>/results.png when the reference ran
 (default out: bench/out, git-ignored). The reference is started with ../shared/reference-hms/start.sh --fresh
 and stopped with stop.sh; our server is started as `python -m metastore.cli serve` on a fresh store.
 """
@@ -684,6 +685,15 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def chart(rows: list[dict[str, Any]], meta: dict[str, Any], path: Path) -> None:
+    try:
+        from chart import write_chart
+        if write_chart(rows, meta, path):
+            print(f"chart: {path}")
+    except ImportError as e:  # matplotlib comes with the test extra; the figures stand without it
+        print(f"no chart ({e})")
+
+
 # ------------------------------------------------------------------------------------------------- main
 
 def main(argv: list[str] | None = None) -> int:
@@ -776,6 +786,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = build_rows(p, ours_vals, ref_vals)
     md = markdown(rows, meta)
     publish(out, "results", {"meta": meta, "rows": rows, "targets": results}, md, json_first=True)
+    chart(rows, meta, out / "results.png")
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
         return 1
