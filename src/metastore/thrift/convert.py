@@ -53,6 +53,19 @@ def to_thrift(obj: Any) -> Any:
 
 def from_thrift(tobj: Any, cls: type) -> Any:
     """A Thrift struct as the model class `cls`; missing optional fields take the model's defaults."""
+    return _convert(tobj, cls, None)
+
+
+def from_thrift_batch(tobjs: list[Any], cls: type) -> list[Any]:
+    """Several Thrift structs as model objects (as from_thrift). A nested struct or list of structs equal to
+    the one at the same place in the previous object is converted once and shared: the partitions of one
+    request usually carry the same columns and serde, and building those objects was most of the cost."""
+    last: dict[tuple[type, str], tuple[Any, Any]] = {}
+    return [_convert(t, cls, last) for t in tobjs]
+
+
+def _convert(tobj: Any, cls: type, last: dict[tuple[type, str], tuple[Any, Any]] | None) -> Any:
+    """from_thrift; with `last`, nested structs equal to the previous object's are shared (from_thrift_batch)."""
     if tobj is None:
         return None
     if cls is m.SkewedInfo:
@@ -66,39 +79,14 @@ def from_thrift(tobj: Any, cls: type) -> Any:
             continue
         sub = nested.get(name)
         if sub is not None:
-            v = [from_thrift(x, sub[0]) for x in v] if isinstance(sub, list) else from_thrift(v, sub)
-        kwargs[name] = v
-    return cls(**kwargs)
-
-
-def from_thrift_batch(tobjs: list[Any], cls: type) -> list[Any]:
-    """Several Thrift structs as model objects (as from_thrift). A nested struct or list of structs equal to
-    the one at the same place in the previous object is converted once and shared: the partitions of one
-    request usually carry the same columns and serde, and building those objects was most of the cost."""
-    last: dict[tuple[type, str], tuple[Any, Any]] = {}
-    return [_convert_sharing(t, cls, last) for t in tobjs]
-
-
-def _convert_sharing(tobj: Any, cls: type, last: dict[tuple[type, str], tuple[Any, Any]]) -> Any:
-    if tobj is None:
-        return None
-    nested = _NESTED.get(cls)
-    if nested is None or cls is m.SkewedInfo:
-        return from_thrift(tobj, cls)
-    kwargs = {}
-    for name in _fields(cls):
-        v = getattr(tobj, name, None)
-        if v is None:
-            continue
-        sub = nested.get(name)
-        if sub is not None:
-            seen = last.get((cls, name))
+            seen = last.get((cls, name)) if last is not None else None
             if seen is not None and seen[0] == v:
                 v = seen[1]
             else:
-                converted = ([from_thrift(x, sub[0]) for x in v] if isinstance(sub, list)
-                             else _convert_sharing(v, sub, last))
-                last[(cls, name)] = (v, converted)
+                converted = ([_convert(x, sub[0], None) for x in v] if isinstance(sub, list)
+                             else _convert(v, sub, last))
+                if last is not None:
+                    last[(cls, name)] = (v, converted)
                 v = converted
         kwargs[name] = v
     return cls(**kwargs)
