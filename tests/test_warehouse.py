@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
+from metastore.catalog import model as m
 from metastore.catalog.errors import MetaError
 from metastore.catalog.warehouse import Warehouse
 
@@ -47,3 +50,91 @@ def test_start_mkdirs_failure_names_the_location(tmp_path):
         batch.wait()
     batch.discard()
     assert not (tmp_path / "ok").exists() and (tmp_path / "file").read_text() == "x"
+
+
+def test_start_rmdir_removes_only_an_empty_directory(tmp_path):
+    wh = Warehouse(str(tmp_path))
+    try:
+        (tmp_path / "empty").mkdir()
+        (tmp_path / "full").mkdir()
+        (tmp_path / "full" / "part-0").write_text("x")
+        early = wh.start_rmdir(f"file:{tmp_path}/empty")
+        assert early is not None
+        assert early.gone() and not (tmp_path / "empty").exists()
+        early = wh.start_rmdir(f"file:{tmp_path}/full")
+        assert early is not None and not early.gone()  # not empty: left for delete() after the commit
+        assert (tmp_path / "full" / "part-0").read_text() == "x"
+        early = wh.start_rmdir(f"file:{tmp_path}/never")
+        assert early is not None and early.gone()  # nothing to delete
+        assert wh.start_rmdir("s3a://bucket/t") is None  # not local: never touched
+    finally:
+        wh.close()
+
+
+def test_start_rmdir_restore_and_one_request_at_a_time(tmp_path):
+    wh = Warehouse(str(tmp_path))
+    try:
+        for name in ("a", "b"):
+            (tmp_path / name).mkdir()
+        first = wh.start_rmdir(f"file:{tmp_path}/a")
+        assert first is not None
+        assert wh.start_rmdir(f"file:{tmp_path}/b") is None  # helper busy: the caller deletes after its commit
+        first.restore()  # the drop failed: its directory is made again
+        assert (tmp_path / "a").is_dir() and (tmp_path / "b").is_dir()
+        again = wh.start_rmdir(f"file:{tmp_path}/b")  # free again once the answer was read
+        assert again is not None and again.gone() and not (tmp_path / "b").exists()
+        kept = wh.start_rmdir(f"file:{tmp_path}/c")  # did not exist: restore makes nothing
+        assert kept is not None
+        kept.restore()
+        assert not (tmp_path / "c").exists()
+    finally:
+        wh.close()
+
+
+def test_start_rmdir_survives_its_helper_dying(tmp_path):
+    wh = Warehouse(str(tmp_path))
+    try:
+        (tmp_path / "a").mkdir()
+        early = wh.start_rmdir(f"file:{tmp_path}/none")
+        assert early is not None and early.gone()
+        helper = wh._rmdir_helper
+        assert helper is not None
+        helper.proc.kill()
+        helper.proc.wait()
+        first = wh.start_rmdir(f"file:{tmp_path}/a")  # the write may still succeed into the dead pipe's buffer
+        if first is not None:
+            assert not first.gone()  # no answer: reported as not removed, the caller deletes it itself
+        assert (tmp_path / "a").is_dir()
+        early = wh.start_rmdir(f"file:{tmp_path}/a")  # a new helper
+        assert early is not None and early.gone() and not (tmp_path / "a").exists()
+        assert wh._rmdir_helper is not helper
+    finally:
+        wh.close()
+
+
+def test_drop_table_directories_with_the_early_rmdir(tmp_path):
+    """drop_table removes an empty table directory through the helper, a full one after its commit, and when
+    the transaction fails the table and its directory both stay."""
+    from notify_support import local_catalog
+
+    cat = local_catalog(tmp_path)
+    try:
+        cat.create_database(m.Database(name="d", parameters={}))
+        for name in ("empty", "full", "kept"):
+            cat.create_table(m.Table(tableName=name, dbName="d", sd=m.StorageDescriptor(
+                cols=[m.FieldSchema("id", "bigint")], serdeInfo=m.SerDeInfo())))
+        wh = tmp_path / "warehouse" / "d.db"
+        (wh / "full" / "part-0").write_text("x")
+        cat.drop_table("d", "empty", True)
+        cat.drop_table("d", "full", True)
+        assert sorted(p.name for p in wh.iterdir()) == ["kept"]
+        with sqlite3.connect(tmp_path / "ms.db") as db:  # a real store failure inside the drop's transaction
+            db.execute("CREATE TRIGGER no_drop BEFORE DELETE ON TBLS BEGIN DELETE FROM no_such_table; END")
+        with pytest.raises(MetaError):
+            cat.drop_table("d", "kept", True)
+        assert (wh / "kept").is_dir()  # removed early, made again when the transaction failed
+        assert cat.get_table("d", "kept").tableName == "kept"
+        early = cat.wh.start_rmdir(f"file:{wh}/none")  # the helper was left free for the next drop
+        assert early is not None and early.gone()
+    finally:
+        cat.wh.close()

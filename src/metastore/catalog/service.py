@@ -29,7 +29,7 @@ from .errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, I
 from .names import (INTEGRAL_TYPES, bad_values_message, column_error, java_list,
                     make_part_name, part_vals_from_name, valid_name)
 from .partition_filter import FilterError, KeyColumn, keys_of, parse, to_sql
-from .warehouse import DirBatch, Warehouse
+from .warehouse import DirBatch, EarlyRmdir, Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -372,11 +372,21 @@ class Catalog:
 
     def drop_table(self, db: str, name: str, delete_data: bool, env: dict[str, str] | None = None) -> None:
         db, name = db.lower(), name.lower()
-        with self._write() as tx:
-            t = tx.get_table(db, name)
-            if t is None:
-                raise NoSuchObject(f"{db}.{name} table not found")
-            locations = self._drop_table_tx(tx, t, delete_data)
+        early: EarlyRmdir | None = None  # the table's directory, when empty, goes while the rows are deleted
+        try:
+            with self._write() as tx:
+                t = tx.get_table(db, name)
+                if t is None:
+                    raise NoSuchObject(f"{db}.{name} table not found")
+                if delete_data and t.tableType == MANAGED_TABLE:
+                    early = self.wh.start_rmdir(t.sd.location)
+                locations = self._drop_table_tx(tx, t, delete_data)
+        except BaseException:
+            if early is not None:
+                early.restore()
+            raise
+        if early is not None and early.gone():
+            locations = locations[1:]  # the table's own directory: removed already
         if delete_data:
             for loc in locations:
                 self.wh.delete(loc)

@@ -6,11 +6,14 @@ are recorded but not touched: this server has no client for them.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 
 from .errors import MetaError
@@ -21,6 +24,26 @@ log = logging.getLogger(__name__)
 CHILD_MKDIR_MIN = 200
 _XARGS = shutil.which("xargs")
 _MKDIR = shutil.which("mkdir")
+
+# The rmdir helper's program: for each NUL-terminated path on stdin, rmdir it and answer its errno (0: removed)
+# in two bytes. It ends when the server's end of the pipe closes.
+_RMDIR_HELPER = """
+import os
+buf = b""
+while True:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    buf += chunk
+    while b"\\0" in buf:
+        path, _, buf = buf.partition(b"\\0")
+        try:
+            os.rmdir(path)
+            err = 0
+        except OSError as e:
+            err = e.errno or 1
+        os.write(1, err.to_bytes(2, "big"))
+"""
 
 
 class DirBatch:
@@ -62,6 +85,89 @@ class DirBatch:
                 log.warning("could not delete %s: %s", root, e)
 
 
+class EarlyRmdir:
+    """An empty directory being removed by the helper process while its drop's transaction runs
+    (see Warehouse.start_rmdir). `gone()` once the transaction committed; `restore()` when it failed."""
+
+    def __init__(self, helper: _RmdirHelper, path: str) -> None:
+        self.helper, self.path = helper, path
+        self._err: int | None = None
+
+    def _result(self) -> int:
+        if self._err is None:
+            self._err = self.helper.answer()
+        return self._err
+
+    def gone(self) -> bool:
+        """Whether the directory no longer exists (False: not empty, or an error; delete it the usual way)."""
+        return self._result() in (0, errno.ENOENT)
+
+    def restore(self) -> None:
+        """Make the directory again if this removed it: the drop did not happen, so its empty directory stays."""
+        if self._result() == 0:
+            try:
+                os.mkdir(self.path)
+            except FileExistsError:
+                pass
+            except OSError as e:
+                log.warning("could not restore %s after a failed drop: %s", self.path, e)
+
+
+class _RmdirHelper:
+    """A child process that removes one directory at a time for this process.
+
+    Removing a table's directory takes ~80-190 us on this project's test hosts (ext4 with online discard), spent
+    blocked in the kernel; a drop_table hands it to the helper right after reading the table and collects the
+    answer after its commit, so the two overlap on another core. Threads do not help: the request's thread must
+    get the GIL back from the remover. One request at a time; a second concurrent drop removes its own directory
+    after its commit, as without the helper.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()  # a forked worker starts its own helper: the pipes are not shared across fork
+        self.busy = threading.Lock()
+        self.proc = subprocess.Popen([sys.executable, "-c", _RMDIR_HELPER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
+                                     close_fds=True)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.wfd, self.rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        self.dead = False
+
+    def start(self, path: str) -> EarlyRmdir | None:
+        if self.dead or not self.busy.acquire(blocking=False):
+            return None
+        try:
+            os.write(self.wfd, os.fsencode(path) + b"\0")
+        except OSError:  # the helper is gone: the caller removes the directory itself
+            self.dead = True
+            self.busy.release()
+            return None
+        return EarlyRmdir(self, path)
+
+    def answer(self) -> int:
+        try:
+            got = b""
+            while len(got) < 2:
+                chunk = os.read(self.rfd, 2 - len(got))
+                if not chunk:
+                    raise OSError(errno.EPIPE, "rmdir helper ended")
+                got += chunk
+            return int.from_bytes(got, "big")
+        except OSError:  # unknown whether it removed the directory: report "not removed", the caller checks
+            self.dead = True
+            return errno.EIO
+        finally:
+            self.busy.release()
+
+    def close(self) -> None:
+        self.dead = True
+        try:
+            self.proc.stdin.close()  # type: ignore[union-attr]
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
 def _new_root(path: str, exists: dict[str, bool]) -> str | None:
     """The topmost directory that making `path` creates (the path or its highest missing ancestor), or None when
     a path met before creates that ancestor already. `exists` remembers what was looked at (False: to be made)."""
@@ -79,9 +185,12 @@ def _new_root(path: str, exists: dict[str, bool]) -> str | None:
 
 
 class Warehouse:
-    def __init__(self, root: str, child_mkdir_min: int = CHILD_MKDIR_MIN) -> None:
+    def __init__(self, root: str, child_mkdir_min: int = CHILD_MKDIR_MIN, early_rmdir: bool = True) -> None:
         self.root = os.path.abspath(root)
         self.child_mkdir_min = child_mkdir_min
+        self.early_rmdir = early_rmdir
+        self._rmdir_helper: _RmdirHelper | None = None
+        self._helper_lock = threading.Lock()
 
     @staticmethod
     def to_uri(path: str) -> str:
@@ -176,6 +285,34 @@ class Warehouse:
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         batch._proc = proc
         return batch
+
+    def start_rmdir(self, location: str | None) -> EarlyRmdir | None:
+        """Start removing a location's directory if it is empty, while the caller's drop transaction runs; None
+        when that is not done (not local, helper busy or unavailable). The caller calls gone() after its commit
+        (and delete() when it says False) or restore() when the transaction failed."""
+        path = self.local_path(location)
+        if path is None or not self.early_rmdir:
+            return None
+        helper = self._rmdir_helper
+        if helper is None or helper.pid != os.getpid() or helper.dead:
+            with self._helper_lock:
+                helper = self._rmdir_helper
+                if helper is None or helper.pid != os.getpid() or helper.dead:
+                    if helper is not None and helper.pid == os.getpid():
+                        helper.close()
+                    try:
+                        helper = self._rmdir_helper = _RmdirHelper()
+                    except OSError as e:
+                        log.warning("no rmdir helper (%s): directories are removed after each commit", e)
+                        self.early_rmdir = False
+                        return None
+        return helper.start(path)
+
+    def close(self) -> None:
+        """End the rmdir helper (it also ends by itself when this process exits)."""
+        helper, self._rmdir_helper = self._rmdir_helper, None
+        if helper is not None and helper.pid == os.getpid():
+            helper.close()
 
     def exists(self, location: str | None) -> bool:
         path = self.local_path(location)
