@@ -126,7 +126,8 @@ class _RmdirHelper:
     def __init__(self) -> None:
         self.pid = os.getpid()  # a forked worker starts its own helper: the pipes are not shared across fork
         self.busy = threading.Lock()
-        self.proc = subprocess.Popen([sys.executable, "-c", _RMDIR_HELPER], stdin=subprocess.PIPE,
+        # -I -S: no site packages or environment: the helper needs os alone (~9 MB resident instead of ~14)
+        self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _RMDIR_HELPER], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
                                      close_fds=True)
         assert self.proc.stdin is not None and self.proc.stdout is not None
