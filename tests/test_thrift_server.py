@@ -5,6 +5,7 @@ pieces across it, and with several connections open."""
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -16,11 +17,15 @@ from hive_metastore import ThriftHiveMetastore
 from metastore.app import build_catalog
 from metastore.config import Settings
 from metastore.server.handler import Handler
-from metastore.server.thrift_server import POLL_BEFORE_BLOCK_S, ThriftServer
+from metastore.server.thrift_server import (MAX_NESTING, POLL_BEFORE_BLOCK_S, Malformed, ThriftServer,
+                                            _MessageReader)
+from thriftpy2.transport import TTransportException
 
 from test_bad_input import answer, call_bytes
 
 GET_DEFAULT = call_bytes("get_database", ThriftHiveMetastore.get_database_args(name="default"))
+# a strict get_database call header; the arguments struct follows
+HEADER_NO_FIELD = struct.pack("!I", 0x80010001) + struct.pack("!i", 12) + b"get_database" + struct.pack("!i", 1)
 
 
 @pytest.fixture(params=[POLL_BEFORE_BLOCK_S, 0.0], ids=["polling", "blocking"])
@@ -87,3 +92,42 @@ def test_client_gone_while_polled(server: ThriftServer) -> None:
     assert answer(s, False) == ("reply", "get_database")
     s.close()  # the server sees the end during its poll (or its blocking read) and drops the connection
     _wait_connections(server, 0)
+
+
+# ---- the message check: nested values equal to one checked before are skipped (_MessageReader._same)
+
+def _read_one(data: bytes) -> bytes:
+    rest = [data]
+
+    def recv(n: int) -> bytes:
+        chunk, rest[0] = rest[0][:n], rest[0][n:]
+        return chunk
+    return _MessageReader(recv, 1 << 20).message()
+
+
+def _chain(n: int, inner: bytes = b"\x00") -> bytes:
+    """n structs, each holding the next as its field 1 (type 12), around `inner` (a struct's remaining bytes)."""
+    return b"\x0c\x00\x01" * n + inner + b"\x00" * n
+
+
+def test_a_repeated_nested_value_is_still_checked_at_its_own_depth() -> None:
+    x = _chain(30)  # valid near the top: 31 levels
+    ok = HEADER_NO_FIELD + b"\x0c\x00\x01" + x + b"\x0c\x00\x02" + x + b"\x00"
+    assert _read_one(ok) == ok  # the repeat is accepted (and skipped)
+    # the same bytes again, 40 levels further down: 71 levels, more than MAX_NESTING
+    deep = HEADER_NO_FIELD + b"\x0c\x00\x01" + x + b"\x0c\x00\x02" + _chain(40, x + b"\x00") + b"\x00"
+    assert 30 + 40 > MAX_NESTING > 31
+    with pytest.raises(Malformed, match="nested deeper"):
+        _read_one(deep)
+
+
+def test_a_repeat_cut_short_is_not_taken_for_the_whole() -> None:
+    x = _chain(3, b"\x0b\x00\x02" + struct.pack("!i", 5) + b"hello\x00")
+    whole = HEADER_NO_FIELD + b"\x0c\x00\x01" + x + b"\x0c\x00\x02" + x + b"\x00"
+    with pytest.raises(TTransportException):
+        _read_one(whole[:-8])  # the second copy ends early: the reader waits for the rest, which never comes
+    changed = whole.replace(b"hello", b"hell\xff", 1)[:len(whole)]
+    assert _read_one(changed) == changed
+    bad = whole[:-len(x) - 1] + x.replace(struct.pack("!i", 5), struct.pack("!i", -5)) + b"\x00"
+    with pytest.raises(Malformed, match="negative string length"):
+        _read_one(bad)
