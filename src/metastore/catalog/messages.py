@@ -80,13 +80,16 @@ class JsonMessageFactory:
     def _spec(t: m.Table, p: m.Partition) -> dict[str, str]:
         return {k.name: v for k, v in zip(t.partitionKeys, p.values)}
 
-    def add_partition(self, t: m.Table, parts: list[m.Partition]) -> str:
-        keys = [k.name for k in t.partitionKeys]
+    def add_partition(self, t: m.Table, parts: list[m.Partition], names: list[str] | None = None) -> str:
+        """`names`: the partitions' names when the caller has them already (make_part_name of each)."""
+        if names is None:
+            keys = [k.name for k in t.partitionKeys]
+            names = [make_part_name(keys, p.values) for p in parts]
         return self._dump(self._head(
             db=t.dbName, table=t.tableName, tableType=t.tableType, tableObjJson=thrift_json(t),
             timestamp=self._now(), partitions=[self._spec(t, p) for p in parts],
             partitionListJson=tjson.dumps_many(parts),
-            partitionFiles=[{"partitionName": make_part_name(keys, p.values), "files": []} for p in parts]))
+            partitionFiles=[{"partitionName": name, "files": []} for name in names]))
 
     def alter_partition(self, t: m.Table, before: m.Partition, after: m.Partition, truncate: bool = False) -> str:
         return self._dump(self._head(

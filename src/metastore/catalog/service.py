@@ -471,7 +471,8 @@ class Catalog:
                 tx.insert_partitions(ref.TBL_ID, ref.CD_ID, t.sd.cols, to_add)
                 added = [p for _, p in to_add]
                 if added:
-                    self._event(tx, ev.ADD_PARTITION, t.dbName, t.tableName, self.msg.add_partition(t, added))
+                    self._event(tx, ev.ADD_PARTITION, t.dbName, t.tableName,
+                                self.msg.add_partition(t, added, [name for name, _ in to_add]))
                 dirs.wait()  # before the commit: no partition is added without its directory
         except BaseException:
             if dirs is not None:

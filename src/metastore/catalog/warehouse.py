@@ -282,7 +282,8 @@ class Warehouse:
         # exists above all of them, it walks two components instead of ten (a 1,000-partition batch: -28%)
         cwd = os.path.commonpath([os.path.dirname(r) for r in roots])
         with tempfile.TemporaryFile() as listing:  # the child reads it from its own descriptor after we close ours
-            listing.write(b"\0".join(os.fsencode(os.path.relpath(p, cwd)) for p in paths))
+            skip = len(cwd) + (not cwd.endswith("/"))  # every path is normalized and under cwd
+            listing.write(b"\0".join(os.fsencode(p[skip:]) for p in paths))
             listing.seek(0)
             per_child = min(2000, -(-len(paths) // 2))  # two at a time: a slow disk's waits overlap too
             proc = subprocess.Popen([_XARGS, "-0", "-P", "2", "-n", str(per_child), _MKDIR, "-p", "--"], stdin=listing,

@@ -16,6 +16,7 @@ import threading
 from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -308,7 +309,9 @@ class Tx:
         sql, order, fixed = st.sql(self.conn.dialect)
         if fixed:
             rows = [{**fixed, **r} for r in rows]
-        args: list[Any] = [tuple(r[k] for k in order) for r in rows] if order is not None else rows
+        args: list[Any] = rows
+        if order is not None:  # itemgetter builds each row's tuple in C
+            args = list(map(itemgetter(*order), rows)) if len(order) > 1 else [(r[order[0]],) for r in rows]
         if self._cur is None:
             self._cur = self.conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:

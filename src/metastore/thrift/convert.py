@@ -18,6 +18,9 @@ _NESTED: dict[type, dict[str, Any]] = {
     m.Partition: {"sd": m.StorageDescriptor},
     m.Function: {"resourceUris": [m.ResourceUri]},
 }
+# Nested structs that differ in every object of a batch (a partition's descriptor holds its own location):
+# comparing them with the previous object's only costs time; their own nested parts are still shared.
+_NEVER_EQUAL = {(m.Partition, "sd"), (m.Table, "sd")}
 _BOOKKEEPING = {"id", "version"}
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -79,6 +82,10 @@ def _convert(tobj: Any, cls: type, last: dict[tuple[type, str], tuple[Any, Any]]
             continue
         sub = nested.get(name)
         if sub is not None:
+            if last is not None and (cls, name) in _NEVER_EQUAL:
+                v = _convert(v, sub, last)
+                kwargs[name] = v
+                continue
             seen = last.get((cls, name)) if last is not None else None
             if seen is not None and seen[0] == v:
                 v = seen[1]
