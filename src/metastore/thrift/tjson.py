@@ -136,16 +136,43 @@ def _plan(cls: type) -> list[tuple[str, str, Writer]]:
     return plan
 
 
+def _compile(cls: type) -> Writer:
+    """The writer of one struct class, as straight-line code over its plan's fields: a partition's struct is
+    written once per partition of an event, and a loop over the plan cost twice as much."""
+    slots = set(getattr(cls, "__dataclass_fields__", ()))  # model objects have every field they declare
+    env: dict[str, Any] = {"_text": _text}
+    lines = ["def write(obj, memo):",
+             "    if memo is not None:",
+             "        hit = memo.get(id(obj))",
+             "        if hit is not None:",
+             "            return hit",
+             "    out = []"]
+    for i, (head, name, w) in enumerate(_plan(cls)):
+        env[f"h{i}"], env[f"w{i}"] = head, w
+        lines.append(f"    v = obj.{name}" if name in slots else f"    v = getattr(obj, {name!r}, None)")
+        if w is _string:  # the usual field: a str
+            value = f"(_text(v) if type(v) is str else w{i}(v, memo))"
+        elif w is _int:
+            value = f"(str(v) if type(v) is int else w{i}(v, memo))"
+        else:
+            value = f"w{i}(v, memo)"
+        lines += ["    if v is not None:", f"        out.append(h{i} + {value} + '}}')"]
+    lines += ["    text = '{' + ','.join(out) + '}'",
+              "    if memo is not None:",
+              "        memo[id(obj)] = text",
+              "    return text"]
+    exec("\n".join(lines), env)  # noqa: S102 - code built above from the class's own field names
+    return env["write"]  # type: ignore[no-any-return]
+
+
+_WRITERS: dict[type, Writer] = {}
+
+
 def _struct(obj: Any, memo: Memo | None) -> str:
-    if memo is not None:
-        hit = memo.get(id(obj))
-        if hit is not None:
-            return hit
-    text = "{" + ",".join([head + w(v, memo) + "}" for head, name, w in _plan(type(obj))
-                           if (v := getattr(obj, name, None)) is not None]) + "}"
-    if memo is not None:
-        memo[id(obj)] = text
-    return text
+    write = _WRITERS.get(type(obj))
+    if write is None:
+        write = _WRITERS[type(obj)] = _compile(type(obj))
+    return write(obj, memo)
 
 
 def dumps(obj: Any) -> str:
