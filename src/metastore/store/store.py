@@ -475,6 +475,7 @@ class Tx:
         return sd_ids
 
     def _returning(self, table: sa.Table, pk: str, rows: list[dict[str, Any]]) -> list[int]:
+        """Insert rows made for this call (they get their key) and return their generated keys in order."""
         if len(rows) == 1:
             return [self._insert_id(table, rows[0])]
         if self.dialect != "postgresql":
@@ -484,7 +485,9 @@ class Tx:
             assert self._next_event is not None, "bulk inserts are made in write transactions only"
             start = int(self.conn.execute(sa.select(sa.func.max(table.c[pk]))).scalar() or 0) + 1
             ids = list(range(start, start + len(rows)))
-            self._insert_rows(table, [dict(r, **{pk: i}) for r, i in zip(rows, ids)])
+            for r, i in zip(rows, ids):  # the callers' rows are built for this insert alone
+                r[pk] = i
+            self._insert_rows(table, rows)
             return ids
         stmt = table.insert().returning(table.c[pk], sort_by_parameter_order=True)
         return [int(r[0]) for r in self.conn.execute(stmt, rows)]
