@@ -16,10 +16,12 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# PostgreSQL and MariaDB are services of the machine; this makes sure they run and have the test databases.
+# PostgreSQL and MariaDB are services of the machine; this makes sure they run and have the test databases,
+# installs the brokers and the JDBC drivers the reference metastore needs on PostgreSQL and MariaDB.
 services:
 	bash scripts/services.sh
 	bash scripts/brokers.sh
+	bash scripts/jdbc-drivers.sh || echo 'warning: no JDBC drivers for the reference on PostgreSQL/MariaDB' >&2
 
 run: $(STAMP)
 	$(BIN)/python -m metastore.pipeline.demo
@@ -31,6 +33,7 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 bench: $(STAMP)
+	bash scripts/jdbc-drivers.sh
 	$(BIN)/python bench/run.py
 
 clean:

@@ -47,7 +47,8 @@ def write_chart(rows: list[dict[str, Any]], meta: dict[str, Any], path: Path) ->
             label += f" (target ≤ {MEMORY_LIMIT_MIB:.0f})"
         labels.append(label)
         for j, b in enumerate(backends):
-            f = factor(r["ours"].get(b), r["reference"], r["better"])
+            # each store against the reference on the same kind of store when that ran (see run.build_rows)
+            f = factor(r["ours"].get(b), r.get("reference_by_backend", {}).get(b, r["reference"]), r["better"])
             if f is None:
                 continue
             y = i + (j - (len(backends) - 1) / 2) * height
@@ -64,7 +65,8 @@ def write_chart(rows: list[dict[str, Any]], meta: dict[str, Any], path: Path) ->
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("times better than the reference (Hive 2.3.10 on Derby), log scale")
+    ax.set_xlabel("times better than the reference (Hive 2.3.10; on Derby for SQLite, else on the same database), "
+                  "log scale")
     ax.set_title(f"metastore vs the reference, {meta.get('finished', '')[:16].replace('T', ' ')} UTC\n"
                  f"{meta.get('command', '')}", fontsize=9)
     ax.legend(fontsize=8, loc="lower right")

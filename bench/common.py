@@ -9,14 +9,17 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape as xml_escape
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -175,6 +178,99 @@ class Reference:
 
     def fresh_store(self) -> bool:
         return True
+
+
+# The Debian packages that carry the JDBC drivers the reference needs on PostgreSQL and MariaDB (the pyspark
+# wheel carries only Derby's); `scripts/jdbc-drivers.sh` installs them.
+JDBC_JARS = {"postgres": Path("/usr/share/java/postgresql.jar"),
+             "mariadb": Path("/usr/share/java/mariadb-java-client.jar")}
+
+
+@dataclass(frozen=True)
+class JdbcStore:
+    """Where the reference keeps its metadata when it is not on embedded Derby: a database made for the run."""
+
+    store: str      # "postgres" or "mariadb"
+    url: str        # the JDBC URL of a fresh, empty database
+    user: str
+    password: str   # never empty: Hive takes an empty password for "unset" and sends its default, "mine"
+    properties: tuple[tuple[str, str], ...] = ()  # more hive-site.xml settings for this store
+
+    @property
+    def driver(self) -> str:
+        return {"postgres": "org.postgresql.Driver", "mariadb": "org.mariadb.jdbc.Driver"}[self.store]
+
+
+class JdbcReference(Reference):
+    """The same Hive 2.3.10 metastore on PostgreSQL or MariaDB: DataNucleus makes Hive's schema in an empty
+    database at start (datanucleus.schema.autoCreateAll, as on Derby), and Hive's direct SQL serves the listings.
+
+    ../shared/reference-hms/start.sh knows only Derby, so this starts the same server with the same settings
+    (its hive-site.xml template, its notification listener) and the store's JDBC URL and driver instead.
+    """
+
+    def __init__(self, workdir: Path, port: int, jdbc: JdbcStore, python: str = sys.executable) -> None:
+        super().__init__(workdir, port, python)
+        self.jdbc = jdbc
+        self.name = f"reference:{jdbc.store}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def describe(self) -> str:
+        store = {"postgres": "PostgreSQL", "mariadb": "MariaDB"}[self.jdbc.store]
+        return (f"Apache Hive 2.3.10 metastore (from the pyspark wheel) on {store}, schema made by DataNucleus, "
+                f"direct SQL on, JDBC driver {JDBC_JARS[self.jdbc.store].name} from Debian")
+
+    def hive_site(self) -> str:
+        site = (REFERENCE_SCRIPTS / "hive-site.xml.in").read_text()
+        site = site.replace("@DIR@", str(self.workdir)).replace("@PORT@", str(self.port))
+        settings = {"javax.jdo.option.ConnectionURL": self.jdbc.url,
+                    "javax.jdo.option.ConnectionDriverName": self.jdbc.driver,
+                    "javax.jdo.option.ConnectionUserName": self.jdbc.user,
+                    "javax.jdo.option.ConnectionPassword": self.jdbc.password, **dict(self.jdbc.properties)}
+        for key, value in settings.items():
+            prop = f"<property><name>{key}</name><value>{xml_escape(value)}</value></property>"
+            site, n = re.subn(rf"<property><name>{re.escape(key)}</name><value>[^<]*</value></property>",
+                              lambda _m: prop, site)
+            if n == 0:
+                site = site.replace("</configuration>", f"  {prop}\n</configuration>")
+        return site
+
+    def start(self) -> None:
+        jar = JDBC_JARS[self.jdbc.store]
+        if not jar.exists():
+            raise RuntimeError(f"no JDBC driver at {jar}: run `bash scripts/jdbc-drivers.sh`")
+        if not port_free(self.port):
+            self.port = free_port()
+        fresh_dir(self.workdir)
+        for d in ("conf", "classes", "logs", "warehouse"):
+            (self.workdir / d).mkdir()
+        jars = subprocess.run([self.python, "-c", "import os, pyspark; print(os.path.join("
+                               "os.path.dirname(pyspark.__file__), 'jars'))"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        sources = sorted(str(p) for p in (REFERENCE_SCRIPTS / "java").glob("*.java"))
+        r = subprocess.run(["javac", "-nowarn", "-d", str(self.workdir / "classes"), "-cp", f"{jars}/*", *sources],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"javac failed:\n{r.stderr[-3000:]}")
+        (self.workdir / "conf" / "hive-site.xml").write_text(self.hive_site())
+        log4j = (REFERENCE_SCRIPTS / "hive-log4j2.properties.in").read_text().replace("@DIR@", str(self.workdir))
+        (self.workdir / "conf" / "hive-log4j2.properties").write_text(log4j)
+        cp = os.pathsep.join([str(self.workdir / "conf"), str(self.workdir / "classes"), f"{jars}/*", str(jar)])
+        stdout = self.workdir / "logs" / "stdout.log"
+        with open(stdout, "ab") as out:
+            self.proc = subprocess.Popen(
+                ["java", "-Xmx2g", "-Dreference.bind.host=127.0.0.1", "-cp", cp,
+                 "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(self.port)],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.workdir)
+        self.started = True
+        (self.workdir / "pid").write_text(str(self.proc.pid))
+        wait_port(self.port, self.proc, 120, f"reference metastore on {self.jdbc.store}",
+                  self.workdir / "logs" / "stdout.log")
+
+    def stop(self) -> None:
+        stop_process(self.proc, timeout=30)
+        self.proc = None
+        self.started = False
 
 
 # ------------------------------------------------------------------------------------ facts and results

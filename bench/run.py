@@ -25,8 +25,10 @@ on each server:
 
 Every benchmark is warmed up first and bounded in time. Results go to <out>/results.json and <out>/results.md,
 with a chart of the ratios against the targets in <out>/results.png when the reference ran
-(default out: bench/out, git-ignored). The reference is started with ../shared/reference-hms/start.sh --fresh
-and stopped with stop.sh; our server is started as `python -m metastore.cli serve` on a fresh store.
+(default out: bench/out, git-ignored). The reference on Derby is started with ../shared/reference-hms/start.sh
+--fresh and stopped with stop.sh; with postgres or mariadb among --backends the same reference also runs on a
+fresh database of that server (common.JdbcReference; JDBC drivers from scripts/jdbc-drivers.sh), and ours on
+that store is compared with it. Our server is started as `python -m metastore.cli serve` on a fresh store.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, Reference, Serve, command_line, fresh_dir, host_facts, log, publish, utc_now
+from common import (ROOT, JdbcReference, JdbcStore, Reference, Serve, command_line, fresh_dir, free_port, host_facts,
+                    log, publish, utc_now)
 
 PG_ADMIN = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
 MARIA_ADMIN = "mysql+pymysql://root@127.0.0.1:3306/"
@@ -292,40 +295,94 @@ class Ours(Serve):
             self.url = self._create_database()
         self.launch(self.url)
 
-    def _admin(self) -> Any:
-        import sqlalchemy as sa
-        return sa.create_engine(PG_ADMIN if self.backend == "postgres" else MARIA_ADMIN, isolation_level="AUTOCOMMIT")
-
     def _create_database(self) -> str:
         name = "msbench_" + uuid.uuid4().hex[:10]
-        admin = self._admin()
-        try:
-            with admin.connect() as c:
-                if self.backend == "postgres":
-                    c.exec_driver_sql(f"CREATE DATABASE {name}")
-                else:
-                    c.exec_driver_sql(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
-        finally:
-            admin.dispose()
+        create_database(self.backend, name)
         self.created_db = name
         return BACKEND_URLS[self.backend].format(name=name)
 
     def stop(self) -> None:
         super().stop()
         if self.created_db:
-            admin = self._admin()
-            try:
-                with admin.connect() as c:
-                    force = " WITH (FORCE)" if self.backend == "postgres" else ""
-                    c.exec_driver_sql(f"DROP DATABASE IF EXISTS {self.created_db}{force}")
-            except Exception as e:
-                log(f"could not drop {self.created_db}: {e}")
-            finally:
-                admin.dispose()
+            drop_database(self.backend, self.created_db)
             self.created_db = None
 
     def fresh_store(self) -> bool:
         return not self.given_url
+
+
+def _admin(backend: str) -> Any:
+    import sqlalchemy as sa
+    return sa.create_engine(PG_ADMIN if backend == "postgres" else MARIA_ADMIN, isolation_level="AUTOCOMMIT")
+
+
+def create_database(backend: str, name: str, for_reference: bool = False) -> None:
+    """A fresh database on the machine's PostgreSQL or MariaDB, for our server or for the reference."""
+    admin = _admin(backend)
+    try:
+        with admin.connect() as c:
+            if backend == "postgres":
+                c.exec_driver_sql(f"CREATE DATABASE {name}")
+            elif for_reference:
+                # Hive's MySQL schema is latin1: in utf8mb4 its VARCHAR(32672) columns (a column's type name)
+                # are longer than a VARCHAR may be. Hive refuses an empty password (it sends its default, "mine").
+                c.exec_driver_sql(f"CREATE DATABASE {name} CHARACTER SET latin1")
+                c.exec_driver_sql(f"CREATE USER IF NOT EXISTS '{REF_MARIA_USER}'@'127.0.0.1' "
+                                  f"IDENTIFIED BY '{REF_MARIA_USER}'")
+                c.exec_driver_sql(f"GRANT ALL ON {name}.* TO '{REF_MARIA_USER}'@'127.0.0.1'")
+            else:
+                c.exec_driver_sql(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+    finally:
+        admin.dispose()
+
+
+def drop_database(backend: str, name: str) -> None:
+    admin = _admin(backend)
+    try:
+        with admin.connect() as c:
+            force = " WITH (FORCE)" if backend == "postgres" else ""
+            c.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}{force}")
+    except Exception as e:
+        log(f"could not drop {name}: {e}")
+    finally:
+        admin.dispose()
+
+
+REF_MARIA_USER = "hive_ref"
+# which reference each of our stores is compared with: the same kind of database where the reference runs on it
+REFERENCE_STORE_OF = {"sqlite": "derby", "postgres": "postgres", "mariadb": "mariadb"}
+
+
+def reference_jdbc(store: str, name: str) -> JdbcStore:
+    if store == "postgres":
+        return JdbcStore("postgres", f"jdbc:postgresql://127.0.0.1:5432/{name}", "postgres", "postgres")
+    # Hive's direct SQL quotes names with double quotes and sets ANSI_QUOTES itself only when the driver calls
+    # the database MySQL, which MariaDB's does not; DataNucleus 4 has no adapter of its own for MariaDB and its
+    # generic one writes DDL MariaDB refuses, so it is told to use the MySQL one.
+    return JdbcStore("mariadb", f"jdbc:mysql://127.0.0.1:3306/{name}?sessionVariables=sql_mode=ANSI_QUOTES",
+                     REF_MARIA_USER, REF_MARIA_USER,
+                     (("datanucleus.rdbms.datastoreAdapterClassName",
+                       "org.datanucleus.store.rdbms.adapter.MySQLAdapter"),))
+
+
+class ReferenceOnDb(JdbcReference):
+    """The reference on a database of the machine's PostgreSQL or MariaDB, made for the run and dropped after it."""
+
+    def __init__(self, store: str, workdir: Path) -> None:
+        self.db_name = "hmsref_" + uuid.uuid4().hex[:10]
+        super().__init__(workdir, free_port(), reference_jdbc(store, self.db_name))
+        self.created = False
+
+    def start(self) -> None:
+        create_database(self.jdbc.store, self.db_name, for_reference=True)
+        self.created = True
+        super().start()
+
+    def stop(self) -> None:
+        super().stop()
+        if self.created:
+            drop_database(self.jdbc.store, self.db_name)
+            self.created = False
 
 
 # -------------------------------------------------------------------------------------- the benchmarks
@@ -660,14 +717,24 @@ def compare(ours: float | None, ref: float | None, better: str) -> tuple[float |
     return ratio, f"{'ours' if ours_wins else 'reference'}, {factor:,.2f}×"
 
 
-def build_rows(p: Params, ours: dict[str, dict[str, float]], ref: dict[str, float] | None) -> list[dict[str, Any]]:
+def build_rows(p: Params, ours: dict[str, dict[str, float]],
+               refs: dict[str, dict[str, float]] | None) -> list[dict[str, Any]]:
+    """Each of our stores against the reference on the same kind of store when it ran there, else on Derby.
+    `reference` is the reference on Derby, the one the targets are set against."""
+    refs = refs or {}
     out = []
     for row in rows_for(p):
-        ref_v = ref.get(row.id) if ref else None
-        entry: dict[str, Any] = {**asdict(row), "ours": {}, "reference": ref_v, "ratio": {}, "winner": {}}
+        entry: dict[str, Any] = {**asdict(row), "ours": {}, "reference": refs.get("derby", {}).get(row.id),
+                                 "references": {store: vals.get(row.id) for store, vals in refs.items()},
+                                 "reference_store": {}, "reference_by_backend": {}, "ratio": {}, "winner": {}}
         for backend, vals in ours.items():
+            store = REFERENCE_STORE_OF.get(backend, "derby")
+            store = store if store in refs else "derby" if "derby" in refs else None
+            ref_v = refs[store].get(row.id) if store else None
             ratio, winner = compare(vals.get(row.id), ref_v, row.better)
             entry["ours"][backend] = vals.get(row.id)
+            entry["reference_store"][backend] = store
+            entry["reference_by_backend"][backend] = ref_v
             entry["ratio"][backend] = ratio
             entry["winner"][backend] = winner
         out.append(entry)
@@ -682,17 +749,19 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
              f"client: Apache Thrift `hive_metastore` (TBufferedTransport + "
              f"{'TBinaryProtocolAccelerated, C' if meta.get('client_protocol', 'plain') == 'accelerated' else 'TBinaryProtocol, pure Python, as PyIceberg'}), "
              "the same for both servers. "
-             f"Reference: {meta.get('reference') or 'not run (--no-reference)'}.",
+             "Reference: " + ("; ".join(f"{name}: {d}" for name, d in meta["references"].items())
+                              if meta.get("references") else "not run (--no-reference)") + ".",
              "Load average (1 min) before → after each server's run: " + ", ".join(
                  f"{name} {before:.1f} → {after:.1f}" for name, (before, after) in meta.get("load", {}).items())
              + ".", ""]
     for b in backends:
-        lines += [f"## ours on {b} vs reference", "",
+        store = rows[0].get("reference_store", {}).get(b)
+        lines += [f"## ours on {b} vs reference" + (f" on {store}" if store else ""), "",
                   "| benchmark | ours | reference | ratio (ours/ref) | better |", "|---|---:|---:|---:|---|"]
         for r in rows:
             ratio = r["ratio"][b]
             lines.append(f"| {r['label']} ({r['unit']}, {r['better']} is better) | {fmt(r['ours'][b], r['unit'])} "
-                         f"| {fmt(r['reference'], r['unit'])} | {'—' if ratio is None else f'{ratio:.2f}'} "
+                         f"| {fmt(r['reference_by_backend'][b], r['unit'])} | {'—' if ratio is None else f'{ratio:.2f}'} "
                          f"| {r['winner'][b]} |")
         lines.append("")
     lines += ["Times on the wire are measured from the request's first byte to the reply's last on a persistent "
@@ -721,7 +790,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", help="SQLAlchemy URL of an existing store for our server (instead of --backends)")
     ap.add_argument("--backends", default="sqlite",
                     help="our server on these fresh stores, comma-separated: sqlite,postgres,mariadb [sqlite]")
-    ap.add_argument("--reference-port", type=int, default=9483, help="port of the reference [9483]")
+    ap.add_argument("--reference-stores",
+                    help="the reference on these stores, comma-separated: derby,postgres,mariadb [derby, and "
+                         "postgres and mariadb when they are among --backends]")
+    ap.add_argument("--reference-port", type=int, default=9483, help="port of the reference on Derby [9483]")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out"), help="output directory [bench/out]")
     ap.add_argument("--workers", type=int, default=WORKERS,
                     help=f"server processes of ours (metastore serve --workers) [{WORKERS}: one per CPU]")
@@ -749,10 +821,17 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown backend(s): {', '.join(sorted(unknown)) or '(none)'}")
         ours = [Ours(b, None, out / "work" / f"ours-{b}") for b in names]
     targets: list[Any] = list(ours)
-    reference = None
+    references: dict[str, Any] = {}
     if not args.no_reference:
-        reference = Reference(out / "reference-hms", args.reference_port, sys.executable)
-        targets.append(reference)
+        stores = ([s.strip() for s in args.reference_stores.split(",") if s.strip()] if args.reference_stores
+                  else ["derby"] + [t.backend for t in ours if t.backend in ("postgres", "mariadb")])
+        unknown = set(stores) - {"derby", "postgres", "mariadb"}
+        if unknown or not stores:
+            ap.error(f"unknown reference store(s): {', '.join(sorted(unknown)) or '(none)'}")
+        for store in dict.fromkeys(stores):
+            references[store] = (Reference(out / "reference-hms", args.reference_port, sys.executable)
+                                 if store == "derby" else ReferenceOnDb(store, out / "work" / f"reference-{store}"))
+        targets.extend(references.values())
 
     command = command_line("bench/run.py", argv)
     meta: dict[str, Any] = {
@@ -792,14 +871,15 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             t.stop()
             log(f"stopped {t.name} ({time.perf_counter() - t0:.0f} s)")
-    if reference is not None:
-        meta["reference"] = reference.describe()
+    if "derby" in references:
+        meta["reference"] = references["derby"].describe()
+    meta["references"] = {r.name: r.describe() for r in references.values()}
     meta["finished"] = utc_now()
     meta["failures"] = failures
     meta["load"] = {name: (r["load_before"][0], r["load_after"][0]) for name, r in results.items()}
 
     ours_vals = {t.backend: values(results[t.name]) for t in ours if t.name in results}
-    ref_vals = values(results["reference"]) if "reference" in results else None
+    ref_vals = {store: values(results[r.name]) for store, r in references.items() if r.name in results}
     rows = build_rows(p, ours_vals, ref_vals)
     md = markdown(rows, meta)
     publish(out, "results", {"meta": meta, "rows": rows, "targets": results}, md, json_first=True)
