@@ -60,6 +60,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
     from .repl.policies import start_scheduler
     from .server.serialized import SerializedReads
     from .server.workers import supervise
+    from .store.engine import start_wal_checkpointer
 
     s = _settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse, bus=bus, relay=relay,
                   workers=workers, rest_port=rest_port, rest=rest)
@@ -97,6 +98,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
         click.echo(f"metastore Iceberg REST catalog at {rest_server.url} (OpenAPI: {rest_server.url}/v1/openapi.json)",
                    err=True)
     if s.workers <= 1:
+        start_wal_checkpointer(catalog.store.engine)
         if rest_server is not None:
             rest_server.start()
         start_notifications(catalog, s, f"thrift://{s.host}:{port}")
@@ -116,6 +118,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
 
     def run_worker(i: int) -> None:
         own = build_catalog(s)
+        start_wal_checkpointer(own.store.engine)  # one per process: a PASSIVE checkpoint never waits for another
         worker = make_server(own)
         worker.adopt(listening)
         if rest_listening is not None:  # every worker accepts REST connections on the shared socket too
