@@ -237,8 +237,10 @@ class JdbcReference(Reference):
 
     def start(self) -> None:
         jar = JDBC_JARS[self.jdbc.store]
+        if not jar.exists():  # a fresh machine: install the drivers (Debian packages) as make bench would
+            subprocess.run(["bash", str(ROOT / "scripts" / "jdbc-drivers.sh")], check=False, timeout=600)
         if not jar.exists():
-            raise RuntimeError(f"no JDBC driver at {jar}: run `bash scripts/jdbc-drivers.sh`")
+            raise RuntimeError(f"no JDBC driver at {jar}: `bash scripts/jdbc-drivers.sh` could not install it")
         if not port_free(self.port):
             self.port = free_port()
         fresh_dir(self.workdir)
