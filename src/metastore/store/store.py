@@ -39,6 +39,7 @@ from ..catalog.model import (
     TableMeta,
 )
 from . import schema as s
+from .engine import is_sqlite_file
 
 _CHUNK = 500  # ids per IN (...) list; well under every dialect's bound-parameter limit
 _OWNER_TYPES = {1: "USER", 2: "ROLE", 3: "GROUP"}
@@ -65,9 +66,7 @@ class _Prepared:
         self.engine = engine
         self.sql = str(compiled)
         self.order = list(compiled.positiontup or []) if compiled.positional else None
-        db = engine.url.database or ""
-        file_db = engine.dialect.name == "sqlite" and db not in ("", ":memory:") and "mode=memory" not in str(engine.url)
-        self._local = threading.local() if file_db else None
+        self._local = threading.local() if is_sqlite_file(engine) else None
 
     def _thread_connection(self) -> Any:
         assert self._local is not None
