@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -64,6 +65,14 @@ def is_sqlite_file(engine: Engine) -> bool:
     return is_sqlite(engine) and db not in ("", ":memory:") and "mode=memory" not in str(engine.url)
 
 
+def raw_sqlite_connection(engine: Engine, **extra: Any) -> Any:
+    """A driver connection to `engine`'s SQLite database outside its pool, in autocommit (no implicit BEGIN)."""
+    cargs, cparams = engine.dialect.create_connect_args(engine.url)
+    conn = engine.dialect.loaded_dbapi.connect(*cargs, **{**cparams, "check_same_thread": False, **extra})
+    conn.isolation_level = None
+    return conn
+
+
 # With the checkpointer running, a commit checkpoints by itself only when the WAL has grown this far behind
 # (SQLite's default is 1,000 pages: a 1,000-partition add_partitions passes it at every commit).
 FALLBACK_AUTOCHECKPOINT_PAGES = 20_000
@@ -83,56 +92,45 @@ class WalCheckpointer:
         self.engine = engine
         self.interval_s = interval_s
         self._stop = threading.Event()
-        self._left = False
         self._thread = threading.Thread(target=self._run, name="wal-checkpointer", daemon=True)
 
     def start(self) -> WalCheckpointer:
-        if not self._left:
-            self.leave_to_thread()
+        self.leave_to_thread()
         self._thread.start()
         return self
 
     def leave_to_thread(self) -> None:
         """Raise the store's connections' own checkpoint threshold to the fallback (start() does this first)."""
-        @event.listens_for(self.engine, "connect")
-        def _fallback(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
-            dbapi_conn.execute(f"PRAGMA wal_autocheckpoint={FALLBACK_AUTOCHECKPOINT_PAGES}")
-
+        if event.contains(self.engine, "connect", _fallback_autocheckpoint):
+            return
+        event.listen(self.engine, "connect", _fallback_autocheckpoint)
         self.engine.dispose()  # pooled connections made before this get the setting when they are made again
-        self._left = True
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
-
-    def checkpoint(self, conn: object) -> tuple[int, int, int]:
-        """One PASSIVE checkpoint: (busy, frames in the WAL, frames copied)."""
-        busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # type: ignore[attr-defined]
-        return int(busy), int(frames), int(copied)
-
-    def _connect(self) -> object:
-        cargs, cparams = self.engine.dialect.create_connect_args(self.engine.url)
-        conn = self.engine.dialect.loaded_dbapi.connect(*cargs, **{**cparams, "check_same_thread": False})
-        conn.isolation_level = None
-        return conn
 
     def _run(self) -> None:
         conn = None
         while not self._stop.wait(self.interval_s):
             try:
                 if conn is None:
-                    conn = self._connect()
-                self.checkpoint(conn)
+                    conn = raw_sqlite_connection(self.engine)
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             except Exception as e:  # the next round tries again on a new connection; commits still fall back
                 log.warning("WAL checkpoint failed: %s", e)
                 if conn is not None:
                     try:
-                        conn.close()  # type: ignore[attr-defined]
+                        conn.close()
                     except Exception:
                         pass
                 conn = None
         if conn is not None:
-            conn.close()  # type: ignore[attr-defined]
+            conn.close()
+
+
+def _fallback_autocheckpoint(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+    dbapi_conn.execute(f"PRAGMA wal_autocheckpoint={FALLBACK_AUTOCHECKPOINT_PAGES}")
 
 
 def start_wal_checkpointer(engine: Engine, interval_s: float = 0.2) -> WalCheckpointer | None:

@@ -39,7 +39,7 @@ from ..catalog.model import (
     TableMeta,
 )
 from . import schema as s
-from .engine import is_sqlite_file
+from .engine import is_sqlite_file, raw_sqlite_connection
 
 _CHUNK = 500  # ids per IN (...) list; well under every dialect's bound-parameter limit
 _OWNER_TYPES = {1: "USER", 2: "ROLE", 3: "GROUP"}
@@ -72,10 +72,7 @@ class _Prepared:
         assert self._local is not None
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            cargs, cparams = self.engine.dialect.create_connect_args(self.engine.url)
-            conn = self.engine.dialect.loaded_dbapi.connect(*cargs, **{**cparams, "timeout": 60,
-                                                                       "check_same_thread": False})
-            conn.isolation_level = None  # each lookup its own implicit read transaction, ended at once
+            conn = raw_sqlite_connection(self.engine, timeout=60)  # each lookup its own read transaction
             conn.execute("PRAGMA busy_timeout=60000")
             conn.execute("PRAGMA query_only=1")
             self._local.conn = conn
