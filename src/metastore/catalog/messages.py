@@ -29,6 +29,10 @@ INSERT = "INSERT"
 CREATE_FUNCTION = "CREATE_FUNCTION"
 DROP_FUNCTION = "DROP_FUNCTION"
 
+# what json.dumps(d, separators=(",", ":")) writes, without building an encoder for every message
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def thrift_json(obj: Any) -> str:
     """A model object as Thrift-JSON text (TJSONProtocol), as Hive embeds objects in messages."""
     return tjson.dumps(obj)
@@ -51,7 +55,7 @@ class JsonMessageFactory:
         return int(time.time())
 
     def _dump(self, d: dict[str, Any]) -> str:
-        return json.dumps(d, separators=(",", ":"))
+        return _ENCODER.encode(d)
 
     def create_database(self, db: m.Database) -> str:
         return self._dump(self._head(db=db.name, timestamp=self._now()))

@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
-from ..store.store import Store, Tx
+from ..store.store import Store, TableRef, Tx
 from . import messages as ev
 from . import model as m
 from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
@@ -375,12 +375,13 @@ class Catalog:
         early: EarlyRmdir | None = None  # the table's directory, when empty, goes while the rows are deleted
         try:
             with self._write() as tx:
-                t = tx.get_table(db, name)
-                if t is None:
+                found = tx.get_table_and_ref(db, name)
+                if found is None:
                     raise NoSuchObject(f"{db}.{name} table not found")
+                t, ref = found
                 if delete_data and t.tableType == MANAGED_TABLE:
                     early = self.wh.start_rmdir(t.sd.location)
-                locations = self._drop_table_tx(tx, t, delete_data)
+                locations = self._drop_table_tx(tx, t, delete_data, ref)
         except BaseException:
             if early is not None:
                 early.restore()
@@ -391,8 +392,9 @@ class Catalog:
             for loc in locations:
                 self.wh.delete(loc)
 
-    def _drop_table_tx(self, tx: Tx, t: m.Table, delete_data: bool) -> list[str | None]:
-        ref = tx.table_ref(t.dbName, t.tableName)
+    def _drop_table_tx(self, tx: Tx, t: m.Table, delete_data: bool, ref: TableRef | None = None) -> list[str | None]:
+        if ref is None:
+            ref = tx.table_ref(t.dbName, t.tableName)
         parts = tx.table_partitions(ref.TBL_ID) if t.partitionKeys else []  # none without partition keys
         locations: list[str | None] = []
         if t.tableType == MANAGED_TABLE and delete_data:
@@ -404,11 +406,13 @@ class Catalog:
 
     # ---- partitions ---------------------------------------------------------------------------------
 
-    def _table_for_write(self, tx: Tx, db: str, name: str, exc: type[CatalogError] = InvalidObject) -> tuple[m.Table, Any]:
-        t = tx.get_table(db.lower(), name.lower())
-        if t is None:
-            raise exc(f"{db}.{name} table not found")
-        return t, tx.table_ref(t.dbName, t.tableName)
+    def _table_for_write(self, tx: Tx, db: str, name: str, exc: type[CatalogError] = InvalidObject,
+                         missing: str | None = None) -> tuple[m.Table, TableRef]:
+        """The table and its ids; `exc` with `missing` (or a default message) when there is no such table."""
+        found = tx.get_table_and_ref(db.lower(), name.lower())
+        if found is None:
+            raise exc(missing if missing is not None else f"{db}.{name} table not found")
+        return found
 
     def _check_values(self, t: m.Table, values: Sequence[str] | None, exc: type[CatalogError] = MetaError) -> list[str]:
         """Values for every key (Hive's message when they do not fit); unlike Hive, no value may be empty."""
@@ -431,11 +435,10 @@ class Catalog:
         dirs: DirBatch | None = None
         try:
             with self._write() as tx:
-                if tx.get_table(db.lower(), table.lower()) is None:
-                    raise InvalidObject("Unable to add partition because table or database do not exist" if single
-                                        else f"Unable to add partitions because database or table {db}.{table} "
-                                        "does not exist")
-                t, ref = self._table_for_write(tx, db, table)
+                t, ref = self._table_for_write(
+                    tx, db, table, InvalidObject,
+                    "Unable to add partition because table or database do not exist" if single
+                    else f"Unable to add partitions because database or table {db}.{table} does not exist")
                 seen: dict[str, m.Partition] = {}
                 for p in parts:
                     if (p.dbName or "").lower() != t.dbName or (p.tableName or "").lower() != t.tableName:
@@ -601,9 +604,8 @@ class Catalog:
                          env: dict[str, str] | None = None) -> None:
         env = env or {}
         with self._write() as tx:
-            if tx.get_table(db.lower(), table.lower()) is None:
-                raise InvalidOperation("Unable to alter partition because table or database does not exist.")
-            t, ref = self._table_for_write(tx, db, table, InvalidOperation)
+            t, ref = self._table_for_write(tx, db, table, InvalidOperation,
+                                           "Unable to alter partition because table or database does not exist.")
             names = []
             for p in parts:
                 if p.values is None or len(p.values) != len(t.partitionKeys):
