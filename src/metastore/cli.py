@@ -72,7 +72,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
 
     def make_server(catalog: Any) -> ThriftServer:
         return ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port,
-                            fast=SerializedReads(catalog).methods())
+                            fast=SerializedReads(catalog).methods(), connection_scope=catalog.connection_scope)
 
     rest_server = None
     if s.rest:  # the Iceberg REST catalog: its socket is bound here, served by every worker (see metastore.rest)

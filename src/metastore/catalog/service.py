@@ -66,6 +66,10 @@ class Catalog:
 
     # ---- plumbing -----------------------------------------------------------------------------------
 
+    def connection_scope(self):  # type: ignore[no-untyped-def]
+        """A context in which this thread's calls reuse one store connection (Store.connection_scope)."""
+        return self.store.connection_scope()
+
     def _write(self):  # type: ignore[no-untyped-def]
         return _Guard(self.store.write())
 

@@ -16,6 +16,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from thriftpy2.protocol.cybin import TCyBinaryProtocol
@@ -254,8 +255,11 @@ class _SocketWriter:
 class ThriftServer:
     def __init__(self, handler: Any, host: str = "127.0.0.1", port: int = 9083,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE,
-                 fast: dict[str, Callable[[Any], bytes | None]] | None = None) -> None:
+                 fast: dict[str, Callable[[Any], bytes | None]] | None = None,
+                 connection_scope: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
         self.processor = TProcessor(hms.ThriftHiveMetastore, handler)
+        # entered by each connection's thread for the connection's life (Catalog.connection_scope)
+        self.connection_scope = connection_scope or nullcontext
         # methods that may answer with ready-made result bytes (see serialized.py); None falls through
         self.fast = dict(fast or {})
         self.host = host
@@ -314,10 +318,11 @@ class ThriftServer:
             first = conn.recv(1, socket.MSG_PEEK)
             if not first:
                 return
-            if first[0] == 0x80:
-                self._serve_unframed(conn)
-            else:
-                self._serve_framed(conn)
+            with self.connection_scope():
+                if first[0] == 0x80:
+                    self._serve_unframed(conn)
+                else:
+                    self._serve_framed(conn)
         except (TTransportException, ConnectionError, MessageTooLarge, OSError, EOFError) as e:
             log.debug("connection %s closed: %s", addr, e)
         except Malformed as e:

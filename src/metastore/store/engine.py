@@ -53,7 +53,12 @@ def _sqlite_tuning(engine: Engine) -> None:
     def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
         # Writers take the write lock at BEGIN, so two writers never deadlock upgrading read locks.
         # On the driver's connection directly: SQLAlchemy's statement machinery costs more than BEGIN itself.
-        conn.connection.dbapi_connection.execute("BEGIN IMMEDIATE" if conn.info.pop("write", False) else "BEGIN")
+        sql = "BEGIN IMMEDIATE" if conn.info.pop("write", False) else "BEGIN"
+        dbapi = conn.dialect.loaded_dbapi
+        try:
+            conn.connection.dbapi_connection.execute(sql)
+        except dbapi.Error as e:  # as SQLAlchemy wraps a statement's (a lock not had in busy_timeout, ...)
+            raise sa.exc.DBAPIError.instance(sql, (), e, dbapi.Error) from e
 
 
 def is_sqlite(engine: Engine) -> bool:

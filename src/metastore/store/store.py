@@ -234,6 +234,11 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
+        self._scope = threading.local()  # see connection_scope
+        pool_size = engine.pool.size() if isinstance(engine.pool, sa.pool.QueuePool) else 0
+        self._keep = pool_size // 2 if is_sqlite_file(engine) else 0
+        self._kept = 0
+        self._kept_lock = threading.Lock()
         t = s.tbls.c
         self._table_version = _Prepared(engine, sa.select(t.TBL_ID, t.VERSION).select_from(
             s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID)).where(
@@ -246,7 +251,7 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
-        with self.engine.connect() as conn:
+        with self._connection() as conn:
             with conn.begin():
                 tx = Tx(conn, self.dialect)
                 try:
@@ -256,7 +261,7 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
-        with self.engine.connect() as conn:
+        with self._connection() as conn:
             conn.info["write"] = True  # consumed by the SQLite begin hook
             with conn.begin():
                 tx = Tx(conn, self.dialect)
@@ -265,6 +270,55 @@ class Store:
                     yield tx
                 finally:
                     tx.close()
+
+    @contextmanager
+    def _connection(self) -> Iterator[Connection]:
+        """The thread's kept connection (see connection_scope) when it has one free, else one from the pool."""
+        kept = getattr(self._scope, "conn", None)
+        if kept is None or self._scope.busy:
+            with self.engine.connect() as conn:
+                yield conn
+            return
+        self._scope.busy = True
+        try:
+            yield kept
+        except sa.exc.DBAPIError as e:
+            if e.connection_invalidated or kept.invalidated:
+                self._scope.conn = None  # this one is broken: the pool's, for the rest of the scope
+                kept.close()
+            raise
+        finally:
+            self._scope.busy = False
+
+    @contextmanager
+    def connection_scope(self) -> Iterator[None]:
+        """Let this thread keep one connection for its transactions until the scope ends.
+
+        A server thread that answers one client's calls one after another takes a connection from the pool
+        and gives it back (with its reset) for every call; on SQLite that costs as much as a short statement.
+        Kept only for SQLite files, and by at most half the pool's connections at once, so that threads
+        without one still find connections in the pool.
+        """
+        if not self._keep or getattr(self._scope, "conn", None) is not None:
+            yield
+            return
+        with self._kept_lock:
+            keep = self._kept < self._keep
+            if keep:
+                self._kept += 1
+        if not keep:
+            yield
+            return
+        try:
+            with self.engine.connect() as conn:
+                self._scope.conn, self._scope.busy = conn, False
+                try:
+                    yield
+                finally:
+                    self._scope.conn = None
+        finally:
+            with self._kept_lock:
+                self._kept -= 1
 
     def initialize(self) -> None:
         """Make the sequence row if it is missing (a fresh schema)."""
