@@ -153,7 +153,7 @@ class Catalog:
                 tx.delete_function(fid)
                 self._event(tx, ev.DROP_FUNCTION, name, None, self.msg.drop_function(fn))
             for t in tables:
-                locations += self._drop_table_tx(tx, t, delete_data)
+                locations += self._drop_table_tx(tx, t, delete_data, tx.table_ref(t.dbName, t.tableName))
             tx.delete_database(db_id)
             self._event(tx, ev.DROP_DATABASE, name, None, self.msg.drop_database(db))
         if delete_data:
@@ -280,11 +280,10 @@ class Catalog:
         env = env or {}
         moved: tuple[str | None, str | None] | None = None
         with (nullcontext(tx) if tx is not None else self._write()) as tx:
-            ref = tx.table_ref(db, name)
-            if ref is None:
+            found = tx.get_table_and_ref(db, name)
+            if found is None:
                 raise InvalidOperation(f"{db}.{name} table not found")
-            old = tx.get_table(db, name)
-            assert old is not None
+            old, ref = found
             expected_key = env.get("expected_parameter_key")
             if expected_key is not None and old.parameters.get(expected_key) != env.get("expected_parameter_value"):
                 raise MetaError(f"The table has been modified. The parameter value for key '{expected_key}' is "
@@ -396,9 +395,7 @@ class Catalog:
             for loc in locations:
                 self.wh.delete(loc)
 
-    def _drop_table_tx(self, tx: Tx, t: m.Table, delete_data: bool, ref: TableRef | None = None) -> list[str | None]:
-        if ref is None:
-            ref = tx.table_ref(t.dbName, t.tableName)
+    def _drop_table_tx(self, tx: Tx, t: m.Table, delete_data: bool, ref: TableRef) -> list[str | None]:
         parts = tx.table_partitions(ref.TBL_ID) if t.partitionKeys else []  # none without partition keys
         locations: list[str | None] = []
         if t.tableType == MANAGED_TABLE and delete_data:

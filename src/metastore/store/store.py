@@ -73,7 +73,6 @@ class _Prepared:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = raw_sqlite_connection(self.engine, timeout=60)  # each lookup its own read transaction
-            conn.execute("PRAGMA busy_timeout=60000")
             conn.execute("PRAGMA query_only=1")
             self._local.conn = conn
         return conn
@@ -668,17 +667,20 @@ class Tx:
         if not rows:
             return None
         r = rows[0]
-        kids: tuple[dict[str, str], dict[str, str], dict[str, str], list[FieldSchema], list[FieldSchema]] = (
-            {}, {}, {}, [], [])
+        params: dict[str, str] = {}
+        sd_params: dict[str, str] = {}
+        serde_params: dict[str, str] = {}
+        cols: list[FieldSchema] = []
+        keys: list[FieldSchema] = []
+        maps, lists = (params, sd_params, serde_params), (cols, keys)
         for kind, a, b, c, _ in self._run(_ONE_TABLE_CHILDREN, {"tbl": r.TBL_ID, "sd": r.SD_ID, "serde": r.SERDE_ID,
                                                                  "cd": r.CD_ID}).fetchall():
             if kind < 3:
-                kids[kind][a] = b if b is not None else ""  # type: ignore[index]
+                maps[kind][a] = b if b is not None else ""
             else:
-                kids[kind].append(FieldSchema(a, b, c))  # type: ignore[union-attr]
-        sd = (self._build_sd(r, kids[2], kids[1], kids[3]) if r.SD_ID is not None  # type: ignore[arg-type]
-              else StorageDescriptor())
-        table = self._build_table(r, sd, kids[4], kids[0])  # type: ignore[arg-type]
+                lists[kind - 3].append(FieldSchema(a, b, c))
+        sd = self._build_sd(r, serde_params, sd_params, cols) if r.SD_ID is not None else StorageDescriptor()
+        table = self._build_table(r, sd, keys, params)
         return table, TableRef(r.TBL_ID, r.DB_ID, r.SD_ID, r.CD_ID, r.TBL_TYPE, r.VERSION)
 
     def get_tables(self, db: str, names: Sequence[str] | None = None) -> list[Table]:
