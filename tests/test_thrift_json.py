@@ -111,3 +111,81 @@ def test_batch_conversion_shares_columns_when_locations_differ():
     a, b, c = from_thrift_batch([part(1), part(2), part(3)], m.Partition)
     assert a.sd is not b.sd and b.sd.location == "file:/w/p=2"
     assert a.sd.cols is b.sd.cols is c.sd.cols and a.sd.serdeInfo is c.sd.serdeInfo
+
+
+HOLES = ("values", "sd.location")
+model_partitions = st.builds(hms.Partition, values=st.lists(text, min_size=1, max_size=3), dbName=text,
+                             tableName=text, createTime=st.integers(0, 2**31 - 1), sd=sd_strategy(),
+                             parameters=st.dictionaries(text, text, max_size=3)).map(lambda p: from_thrift(p, m.Partition))
+# how each partition after the first is made: like the first but for its values and location (None: no location),
+# or like the first with one more difference, or another partition altogether
+variants = st.one_of(
+    st.tuples(st.just("alike"), st.lists(text, min_size=1, max_size=3), maybe),
+    st.tuples(st.just("differs"), st.sampled_from(["dbName", "createTime", "parameters", "sd.inputFormat",
+                                                   "sd.parameters", "sd.cols", "sd.skewedInfo", "sd"]), text),
+    st.tuples(st.just("other"), model_partitions, st.none()))
+
+
+def _variant(first: m.Partition, how: tuple) -> m.Partition:
+    kind, a, b = how
+    if kind == "other":
+        return a
+    p = copy.deepcopy(first)
+    if kind == "alike":
+        p.values, p.sd.location = a, b
+    elif a == "createTime":
+        p.createTime += 1
+    elif a in ("parameters", "sd.parameters"):
+        (p.parameters if a == "parameters" else p.sd.parameters)[b + "!"] = b
+    elif a == "sd.cols":
+        p.sd.cols = p.sd.cols + [m.FieldSchema(b, "int")]
+    elif a == "sd.skewedInfo":
+        p.sd.skewedInfo = m.SkewedInfo([b], [[b]], {})
+    elif a == "sd":
+        p.sd = None  # type: ignore[assignment]
+    else:
+        obj, name = (p.sd, a[3:]) if a.startswith("sd.") else (p, a)
+        setattr(obj, name, (getattr(obj, name) or "") + b + "!")
+    return p
+
+
+@settings(max_examples=300, deadline=None)
+@given(model_partitions, st.lists(variants, max_size=6), st.booleans())
+def test_dumps_alike_is_dumps_of_each(first, how, share_cols):
+    batch = [first] + [_variant(first, h) for h in how]
+    if share_cols:  # as a converted batch: the same column list object in alike partitions
+        for p in batch[1:]:
+            if p.sd is not None and p.sd.cols == first.sd.cols:
+                p.sd.cols = first.sd.cols
+    assert tjson.dumps_alike(batch, HOLES) == [tjson.dumps(p) for p in batch]
+
+
+def test_dumps_alike_fills_each_partition_in():
+    sd = m.StorageDescriptor(cols=[m.FieldSchema("a", "int")], location="file:/w/t/p=0", parameters={"k": "v"})
+    parts = [m.Partition([str(i)], "d", "t", 7, sd=m.StorageDescriptor(
+        cols=sd.cols, location=f"file:/w/t/p={i}", parameters={"k": "v"}), parameters={"x": "1"}) for i in range(3)]
+    texts = tjson.dumps_alike(parts, HOLES)
+    docs = [json.loads(t) for t in texts]
+    assert [d["1"]["lst"] for d in docs] == [["str", 1, "0"], ["str", 1, "1"], ["str", 1, "2"]]
+    assert [d["6"]["rec"]["2"]["str"] for d in docs] == ["file:/w/t/p=0", "file:/w/t/p=1", "file:/w/t/p=2"]
+    # the same map in another order: the same document (its text keeps the first partition's order)
+    parts[1].parameters = {"y": "2", "x": "1"}
+    parts[2].parameters = {"x": "1", "y": "2"}
+    reordered = tjson.dumps_alike(parts, HOLES)
+    assert [json.loads(t) for t in reordered] == [json.loads(tjson.dumps(p)) for p in parts]
+
+
+def test_dumps_alike_of_thrift_structs():
+    parts = [hms.Partition(values=[str(i)], dbName="d", tableName="t", sd=hms.StorageDescriptor(
+        cols=[hms.FieldSchema(name="a", type="int")], location=f"file:/w/p={i}"), parameters={}) for i in range(3)]
+    parts[2].privileges = hms.PrincipalPrivilegeSet(userPrivileges={})  # a field the model does not have
+    assert tjson.dumps_alike(parts, HOLES) == [tjson.dumps(p) for p in parts]
+
+
+def test_shallow_copy_of_model_objects():
+    sd = m.StorageDescriptor(cols=[m.FieldSchema("a", "int")], location="file:/w")
+    p = m.Partition(["1"], "d", "t", 3, sd=sd, parameters={"k": "v"})
+    q = m.shallow_copy(p)
+    assert q == p and q is not p and q.sd is sd and q.parameters is p.parameters
+    one = m.ResourceUri(1, "file:/x.jar")
+    assert m.shallow_copy(one) == one

@@ -29,6 +29,9 @@ INSERT = "INSERT"
 CREATE_FUNCTION = "CREATE_FUNCTION"
 DROP_FUNCTION = "DROP_FUNCTION"
 
+# what tells the partitions of one batch apart, usually: their text is written once with these left open
+_PARTITION_HOLES = ("values", "sd.location")
+
 # what json.dumps(d, separators=(",", ":")) writes, without building an encoder for every message
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
@@ -86,13 +89,13 @@ class JsonMessageFactory:
 
     def add_partition(self, t: m.Table, parts: list[m.Partition], names: list[str] | None = None) -> str:
         """`names`: the partitions' names when the caller has them already (make_part_name of each)."""
+        keys = [k.name for k in t.partitionKeys]
         if names is None:
-            keys = [k.name for k in t.partitionKeys]
             names = [make_part_name(keys, p.values) for p in parts]
         return self._dump(self._head(
             db=t.dbName, table=t.tableName, tableType=t.tableType, tableObjJson=thrift_json(t),
-            timestamp=self._now(), partitions=[self._spec(t, p) for p in parts],
-            partitionListJson=tjson.dumps_many(parts),
+            timestamp=self._now(), partitions=[dict(zip(keys, p.values)) for p in parts],
+            partitionListJson=tjson.dumps_alike(parts, _PARTITION_HOLES),
             partitionFiles=[{"partitionName": name, "files": []} for name in names]))
 
     def alter_partition(self, t: m.Table, before: m.Partition, after: m.Partition, truncate: bool = False) -> str:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -178,3 +183,24 @@ class NotificationConsumer:
     updated: int
     owner: str | None = None
     leaseUntil: int | None = None
+
+
+_FIELD_VALUES: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def shallow_copy(obj: T) -> T:
+    """A new object of a model class holding the same field values (the values themselves are not copied).
+
+    dataclasses.replace checks every field on each call; add_partitions copies two objects per partition, and
+    replace was a tenth of a 1,000-partition batch.
+    """
+    cls = type(obj)
+    values = _FIELD_VALUES.get(cls)
+    if values is None:
+        declared = fields(cls)  # type: ignore[arg-type]
+        if not all(f.init for f in declared):
+            raise TypeError(f"{cls.__name__}: every field must be an __init__ argument to be copied this way")
+        names = [f.name for f in declared]
+        getter = attrgetter(*names)
+        values = _FIELD_VALUES[cls] = getter if len(names) > 1 else (lambda o: (getter(o),))
+    return cls(*values(obj))  # type: ignore[no-any-return]

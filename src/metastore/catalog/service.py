@@ -458,9 +458,11 @@ class Catalog:
                 for name, p in seen.items():
                     if name in existing:
                         continue
-                    p = replace(p, dbName=t.dbName, tableName=t.tableName, values=list(p.values),
-                                parameters=dict(p.parameters or {}),
-                                sd=replace(p.sd or t.sd, parameters=dict((p.sd or t.sd).parameters or {})))
+                    sd = m.shallow_copy(p.sd or t.sd)
+                    sd.parameters = dict(sd.parameters or {})
+                    p = m.shallow_copy(p)
+                    p.dbName, p.tableName, p.values, p.sd = t.dbName, t.tableName, list(p.values), sd
+                    p.parameters = dict(p.parameters or {})
                     if not p.sd.location and t.tableType != VIRTUAL_VIEW:
                         p.sd.location = self.wh.child(t.sd.location or "", name) if t.sd.location else None
                     to_add.append((name, p))

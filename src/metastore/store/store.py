@@ -385,6 +385,24 @@ class Tx:
         args: list[Any] = rows
         if order is not None:  # itemgetter builds each row's tuple in C
             args = list(map(itemgetter(*order), rows)) if len(order) > 1 else [(r[order[0]],) for r in rows]
+        self._executemany(sql, args)
+
+    def _insert_values(self, table: sa.Table, cols: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+        """Insert rows given as tuples of the values of `cols`, in that order (and no generated key to return):
+        a batch's rows (a partition has six) built as dicts cost about as much as the database's inserts."""
+        if not rows:
+            return
+        st = _insert_stmt(table, cols)
+        sql, order, fixed = st.sql(self.conn.dialect)
+        if self.dialect == "postgresql" or len(rows) == 1 or fixed or order is None or len(order) != len(cols):
+            self._insert_rows(table, [dict(zip(cols, r)) for r in rows])
+            return
+        if order != list(cols):  # the statement binds them in the table's column order
+            pick = itemgetter(*[cols.index(c) for c in order])
+            rows = list(map(pick, rows)) if len(order) > 1 else [(pick(r),) for r in rows]
+        self._executemany(sql, rows)
+
+    def _executemany(self, sql: str, args: list[Any]) -> None:
         if self._cur is None:
             self._cur = self.conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
@@ -526,31 +544,24 @@ class Tx:
         """Insert descriptors (with their serdes and parameters) in bulk; returns their ids in order."""
         if not sds:
             return []
-        serde_ids = self._returning(s.serdes, "SERDE_ID", [{
-            "NAME": sd.serdeInfo.name, "SLIB": sd.serdeInfo.serializationLib,
-            "DESCRIPTION": sd.serdeInfo.description, "SERIALIZER_CLASS": sd.serdeInfo.serializerClass,
-            "DESERIALIZER_CLASS": sd.serdeInfo.deserializerClass, "SERDE_TYPE": sd.serdeInfo.serdeType,
-        } for sd in sds])
-        sd_ids = self._returning(s.sds, "SD_ID", [{
-            "CD_ID": cd, "SERDE_ID": se, "INPUT_FORMAT": sd.inputFormat, "OUTPUT_FORMAT": sd.outputFormat,
-            "LOCATION": sd.location, "IS_COMPRESSED": bool(sd.compressed),
-            "IS_STOREDASSUBDIRECTORIES": bool(sd.storedAsSubDirectories),
-            "NUM_BUCKETS": sd.numBuckets if sd.numBuckets is not None else -1,
-            "BUCKET_COLS": _json(sd.bucketCols), "SORT_COLS": _json([[o.col, o.order] for o in sd.sortCols]),
-            "SKEWED_INFO": _skewed_json(sd.skewedInfo),
-        } for sd, cd, se in zip(sds, cd_ids, serde_ids)])
-        serde_rows = [{"SERDE_ID": i, "PARAM_KEY": k, "PARAM_VALUE": v}
-                      for i, sd in zip(serde_ids, sds) for k, v in (sd.serdeInfo.parameters or {}).items()]
-        self._insert_rows(s.serde_params, serde_rows)
-        sd_rows = [{"SD_ID": i, "PARAM_KEY": k, "PARAM_VALUE": v}
-                   for i, sd in zip(sd_ids, sds) for k, v in (sd.parameters or {}).items()]
-        self._insert_rows(s.sd_params, sd_rows)
+        serde_ids = self._returning(s.serdes, "SERDE_ID", _SERDE_COLS, [
+            (se.name, se.serializationLib, se.description, se.serializerClass, se.deserializerClass, se.serdeType)
+            for se in (sd.serdeInfo for sd in sds)])
+        sd_ids = self._returning(s.sds, "SD_ID", _SD_COLS, [
+            (cd, se, sd.inputFormat, sd.outputFormat, sd.location, bool(sd.compressed),
+             bool(sd.storedAsSubDirectories), sd.numBuckets if sd.numBuckets is not None else -1,
+             _json(sd.bucketCols), _json([[o.col, o.order] for o in sd.sortCols]), _skewed_json(sd.skewedInfo))
+            for sd, cd, se in zip(sds, cd_ids, serde_ids)])
+        self._insert_values(s.serde_params, ("SERDE_ID", "PARAM_KEY", "PARAM_VALUE"), [
+            (i, k, v) for i, sd in zip(serde_ids, sds) for k, v in (sd.serdeInfo.parameters or {}).items()])
+        self._insert_values(s.sd_params, ("SD_ID", "PARAM_KEY", "PARAM_VALUE"), [
+            (i, k, v) for i, sd in zip(sd_ids, sds) for k, v in (sd.parameters or {}).items()])
         return sd_ids
 
-    def _returning(self, table: sa.Table, pk: str, rows: list[dict[str, Any]]) -> list[int]:
-        """Insert rows made for this call (they get their key) and return their generated keys in order."""
+    def _returning(self, table: sa.Table, pk: str, cols: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[int]:
+        """Insert rows (tuples of the values of `cols`) and return their generated keys in order."""
         if len(rows) == 1:
-            return [self._insert_id(table, rows[0])]
+            return [self._insert_id(table, dict(zip(cols, rows[0])))]
         if self.dialect != "postgresql":
             # SQLite and MariaDB cannot promise RETURNING in parameter order, so SQLAlchemy would insert row by
             # row. Writers are serialized on the sequence row (see lock_sequence), so the ids after the
@@ -558,12 +569,10 @@ class Tx:
             assert self._next_event is not None, "bulk inserts are made in write transactions only"
             start = int(self.conn.execute(sa.select(sa.func.max(table.c[pk]))).scalar() or 0) + 1
             ids = list(range(start, start + len(rows)))
-            for r, i in zip(rows, ids):  # the callers' rows are built for this insert alone
-                r[pk] = i
-            self._insert_rows(table, rows)
+            self._insert_values(table, (pk, *cols), [(i, *r) for i, r in zip(ids, rows)])
             return ids
         stmt = table.insert().returning(table.c[pk], sort_by_parameter_order=True)
-        return [int(r[0]) for r in self.conn.execute(stmt, rows)]
+        return [int(r[0]) for r in self.conn.execute(stmt, [dict(zip(cols, r)) for r in rows])]
 
     def _delete_sds(self, sd_ids: Sequence[int]) -> None:
         """Delete descriptors, their serdes, and column descriptors no longer used by any descriptor."""
@@ -836,18 +845,22 @@ class Tx:
         """Insert (name, partition) pairs; partitions whose columns are the table's share its descriptor."""
         if not parts:
             return
-        cd_ids = [table_cd if table_cd is not None and _same_cols(p.sd.cols, table_cols) else self._insert_cd(p.sd.cols)
-                  for _, p in parts]
+        same: dict[int, bool] = {}  # by the id of a column list: a batch's partitions usually share one
+        cd_ids = []
+        for _, p in parts:
+            cols = p.sd.cols
+            shared = same.get(id(cols))
+            if shared is None:
+                shared = same[id(cols)] = table_cd is not None and _same_cols(cols, table_cols)
+            cd_ids.append(table_cd if shared else self._insert_cd(cols))
         sd_ids = self._insert_sds([p.sd for _, p in parts], cd_ids)
-        part_ids = self._returning(s.partitions, "PART_ID", [
-            {"TBL_ID": tbl_id, "PART_NAME": name, "CREATE_TIME": p.createTime, "LAST_ACCESS_TIME": p.lastAccessTime,
-             "SD_ID": sd} for (name, p), sd in zip(parts, sd_ids)])
-        self._insert_rows(s.partition_key_vals, [
-            {"PART_ID": pid, "INTEGER_IDX": i, "PART_KEY_VAL": v}
-            for pid, (_, p) in zip(part_ids, parts) for i, v in enumerate(p.values)])
-        self._insert_rows(s.partition_params, [
-            {"PART_ID": pid, "PARAM_KEY": k, "PARAM_VALUE": v}
-            for pid, (_, p) in zip(part_ids, parts) for k, v in (p.parameters or {}).items()])
+        part_ids = self._returning(s.partitions, "PART_ID", ("TBL_ID", "PART_NAME", "CREATE_TIME", "LAST_ACCESS_TIME",
+                                                             "SD_ID"), [
+            (tbl_id, name, p.createTime, p.lastAccessTime, sd) for (name, p), sd in zip(parts, sd_ids)])
+        self._insert_values(s.partition_key_vals, ("PART_ID", "INTEGER_IDX", "PART_KEY_VAL"), [
+            (pid, i, v) for pid, (_, p) in zip(part_ids, parts) for i, v in enumerate(p.values)])
+        self._insert_values(s.partition_params, ("PART_ID", "PARAM_KEY", "PARAM_VALUE"), [
+            (pid, k, v) for pid, (_, p) in zip(part_ids, parts) for k, v in (p.parameters or {}).items()])
         self.bump_table_version(tbl_id)
 
     def partition_scope(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None,
@@ -1096,6 +1109,11 @@ def _where_keys(q: sa.Select, where: sa.ColumnElement[bool] | None) -> sa.Select
 def _same_cols(a: Sequence[FieldSchema], b: Sequence[FieldSchema]) -> bool:
     return len(a) == len(b) and all(x.name == y.name and x.type == y.type and (x.comment or None) == (y.comment or None)
                                     for x, y in zip(a, b))
+
+
+_SERDE_COLS = ("NAME", "SLIB", "DESCRIPTION", "SERIALIZER_CLASS", "DESERIALIZER_CLASS", "SERDE_TYPE")
+_SD_COLS = ("CD_ID", "SERDE_ID", "INPUT_FORMAT", "OUTPUT_FORMAT", "LOCATION", "IS_COMPRESSED",
+            "IS_STOREDASSUBDIRECTORIES", "NUM_BUCKETS", "BUCKET_COLS", "SORT_COLS", "SKEWED_INFO")
 
 
 def _skewed_json(sk: SkewedInfo | None) -> str | None:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from thriftpy2.thrift import TType
@@ -185,6 +186,114 @@ def dumps_many(objs: list[Any]) -> list[str]:
     are written once."""
     memo: Memo = {}  # ids stay unique: `objs` holds every object written until the call returns
     return [_struct(o, memo) for o in objs]
+
+
+class _Open(Exception):
+    """A field left open in a template is not set in the object the template is made from."""
+
+
+def _template(obj: Any, tree: dict[str, Any], prefix: str, memo: Memo, out: list[Any]) -> None:
+    """Appends the text of a struct to `out` as the compiled writer writes it, but with each field named in
+    `tree` left open: in its place, (dotted path, writer) of its value. A subtree opens fields of a struct
+    inside."""
+    out.append("{")
+    sep = ""
+    for head, name, w in _plan(type(obj)):
+        v = getattr(obj, name, None)
+        if v is None:
+            if name in tree:
+                raise _Open(prefix + name)
+            continue
+        out.append(sep + head)
+        sep = ","
+        if name not in tree:
+            out.append(w(v, memo))
+        elif tree[name] is None:
+            out.append((prefix + name, w))
+        else:
+            _template(v, tree[name], prefix + name + ".", memo, out)
+        out.append("}")
+    out.append("}")
+
+
+def _rest(cls: type, open_fields: set[str]) -> Callable[[Any], Any]:
+    """The values of the fields of a struct that are written and not open, to tell structs written alike."""
+    declared = getattr(cls, "__dataclass_fields__", None)  # a model class lacks the Thrift fields it never sets
+    names = [name for _, name, _ in _plan(cls)
+             if name not in open_fields and (declared is None or name in declared)]
+    if not names:
+        return lambda obj: ()
+    return attrgetter(*names)
+
+
+def dumps_alike(objs: Sequence[Any], holes: Sequence[str]) -> list[str]:
+    """dumps_many for a batch of structs of one class that usually differ only in a few fields (`holes`:
+    dotted paths, such as a partition's "values" and "sd.location"). The first one is written once as a
+    template with those fields open; every other one equal to it in everything else gets the template with its
+    own values in the holes, and the rest are written whole. Equal maps in another order are written in the
+    first one's order (a map's order carries nothing)."""
+    if len(objs) < 2:
+        return dumps_many(list(objs))
+    tree: dict[str, Any] = {}
+    for path in holes:
+        *outer, last = path.split(".")
+        node = tree
+        for name in outer:
+            node = node.setdefault(name, {})
+        node[last] = None
+    memo: Memo = {}  # ids stay unique: `objs` holds every object written until the call returns
+    first = objs[0]
+    pieces: list[Any] = []
+    try:
+        _template(first, tree, "", memo, pieces)
+    except _Open:
+        return [_struct(o, memo) for o in objs]
+    # the template as text, open value, text, ...: adjacent texts joined
+    parts: list[Any] = [""]
+    for piece in pieces:
+        if isinstance(piece, str):
+            parts[-1] += piece
+        else:
+            parts += [piece, ""]
+    fixed = parts[0::2]
+    fill = [(attrgetter(path), w) for path, w in parts[1::2]]
+    # what must equal the first struct's: its class and other fields, then the same of each struct inside
+    # that has fields open (reached by their dotted path)
+    levels: list[tuple[Callable[[Any], Any] | None, Callable[[Any], Any]]] = []
+
+    def level(path: str, cls: type, node: dict[str, Any]) -> None:
+        levels.append((attrgetter(path) if path else None, _rest(cls, set(node))))
+        for name, sub in node.items():
+            if sub is not None:
+                inner = f"{path}.{name}" if path else name
+                level(inner, type(attrgetter(inner)(first)), sub)
+
+    level("", type(first), tree)
+
+    def alike_key(obj: Any) -> tuple[Any, ...] | None:
+        key: list[Any] = []
+        for get, rest in levels:
+            x = obj if get is None else get(obj)
+            if x is None:
+                return None
+            key.append(type(x))
+            key.append(rest(x))
+        return tuple(key)
+
+    model = alike_key(first)
+    out: list[str] = []
+    for obj in objs:
+        if alike_key(obj) == model:
+            values = [get(obj) for get, _ in fill]
+            if None not in values:
+                text = [fixed[0]]
+                for v, (_, w), tail in zip(values, fill, fixed[1:]):
+                    text.append(w(v, memo))
+                    text.append(tail)
+                out.append("".join(text))
+                continue
+        out.append(_struct(obj, memo))
+    return out
 
 
 def struct_doc(obj: Any) -> dict[str, Any]:
