@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 import json
 import math
+from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -187,5 +189,20 @@ def test_shallow_copy_of_model_objects():
     p = m.Partition(["1"], "d", "t", 3, sd=sd, parameters={"k": "v"})
     q = m.shallow_copy(p)
     assert q == p and q is not p and q.sd is sd and q.parameters is p.parameters
-    one = m.ResourceUri(1, "file:/x.jar")
-    assert m.shallow_copy(one) == one
+    uri = m.ResourceUri(1, "file:/x.jar")
+    assert m.shallow_copy(uri) == uri
+
+    @dataclass(slots=True)
+    class One:
+        x: list[int]
+
+    one = One([1])
+    assert m.shallow_copy(one) == one and m.shallow_copy(one).x is one.x
+
+    @dataclass(slots=True)
+    class Derived:
+        x: int
+        y: int = field(init=False, default=0)
+
+    with pytest.raises(TypeError):
+        m.shallow_copy(Derived(1))
