@@ -389,7 +389,7 @@ class Tx:
 
     def _insert_values(self, table: sa.Table, cols: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
         """Insert rows given as tuples of the values of `cols`, in that order (and no generated key to return):
-        a batch's rows (a partition has six) built as dicts cost about as much as the database's inserts."""
+        a batch's rows (seven a partition) built as dicts cost about as much as the database's inserts."""
         if not rows:
             return
         st = _insert_stmt(table, cols)
