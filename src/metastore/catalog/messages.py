@@ -84,8 +84,9 @@ class JsonMessageFactory:
                                      tableObjJson=thrift_json(t), timestamp=self._now()))
 
     @staticmethod
-    def _spec(t: m.Table, p: m.Partition) -> dict[str, str]:
-        return {k.name: v for k, v in zip(t.partitionKeys, p.values)}
+    def _spec(t: m.Table, p: m.Partition, keys: list[str] | None = None) -> dict[str, str]:
+        """The partition's key values by key name (`keys`: the table's key names, when the caller has them)."""
+        return dict(zip(keys if keys is not None else [k.name for k in t.partitionKeys], p.values))
 
     def add_partition(self, t: m.Table, parts: list[m.Partition], names: list[str] | None = None) -> str:
         """`names`: the partitions' names when the caller has them already (make_part_name of each)."""
@@ -94,7 +95,7 @@ class JsonMessageFactory:
             names = [make_part_name(keys, p.values) for p in parts]
         return self._dump(self._head(
             db=t.dbName, table=t.tableName, tableType=t.tableType, tableObjJson=thrift_json(t),
-            timestamp=self._now(), partitions=[dict(zip(keys, p.values)) for p in parts],
+            timestamp=self._now(), partitions=[self._spec(t, p, keys) for p in parts],
             partitionListJson=tjson.dumps_alike(parts, _PARTITION_HOLES),
             partitionFiles=[{"partitionName": name, "files": []} for name in names]))
 
@@ -105,9 +106,10 @@ class JsonMessageFactory:
             partitionObjBeforeJson=thrift_json(before), partitionObjAfterJson=thrift_json(after)))
 
     def drop_partition(self, t: m.Table, parts: list[m.Partition]) -> str:
+        keys = [k.name for k in t.partitionKeys]
         return self._dump(self._head(db=t.dbName, table=t.tableName, tableType=t.tableType,
                                      tableObjJson=thrift_json(t), timestamp=self._now(),
-                                     partitions=[self._spec(t, p) for p in parts]))
+                                     partitions=[self._spec(t, p, keys) for p in parts]))
 
     def insert(self, t: m.Table, part: m.Partition | None, replace: bool, files: list[str]) -> str:
         d = self._head(db=t.dbName, table=t.tableName, tableType=t.tableType, tableObjJson=thrift_json(t))

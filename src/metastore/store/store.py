@@ -369,46 +369,39 @@ class Tx:
 
     def _insert_rows(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
         """Insert rows that all have the same keys (and no generated key to return)."""
-        if not rows:
-            return
-        if self.dialect == "postgresql" and len(rows) > 1:
-            self.conn.execute(table.insert(), rows)  # SQLAlchemy batches these into multi-row inserts
-            return
-        st = _insert_stmt(table, tuple(rows[0]))
-        if len(rows) == 1:
-            self._run(st, rows[0])
-            return
-        # sqlite3 runs executemany in C; PyMySQL turns it into multi-row INSERTs
-        sql, order, fixed = st.sql(self.conn.dialect)
-        if fixed:
-            rows = [{**fixed, **r} for r in rows]
-        args: list[Any] = rows
-        if order is not None:  # itemgetter builds each row's tuple in C
-            args = list(map(itemgetter(*order), rows)) if len(order) > 1 else [(r[order[0]],) for r in rows]
-        self._executemany(sql, args)
+        if rows:
+            cols = tuple(rows[0])
+            get = itemgetter(*cols)  # builds each row's tuple in C
+            self._insert_values(table, cols, list(map(get, rows)) if len(cols) > 1 else [(get(r),) for r in rows])
 
     def _insert_values(self, table: sa.Table, cols: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
-        """Insert rows given as tuples of the values of `cols`, in that order (and no generated key to return):
-        a batch's rows (seven a partition) built as dicts cost about as much as the database's inserts."""
+        """Insert rows given as tuples of the values of `cols`, in that order (and no generated key to return).
+        Batches are built as tuples: a batch's rows (seven a partition) built as dicts cost about as much as the
+        database's inserts."""
         if not rows:
             return
         st = _insert_stmt(table, cols)
-        sql, order, fixed = st.sql(self.conn.dialect)
-        if self.dialect == "postgresql" or len(rows) == 1 or fixed or order is None or len(order) != len(cols):
-            self._insert_rows(table, [dict(zip(cols, r)) for r in rows])
+        if len(rows) == 1:
+            self._run(st, dict(zip(cols, rows[0])))
             return
-        if order != list(cols):  # the statement binds them in the table's column order
-            pick = itemgetter(*[cols.index(c) for c in order])
-            rows = list(map(pick, rows)) if len(order) > 1 else [(pick(r),) for r in rows]
-        self._executemany(sql, rows)
-
-    def _executemany(self, sql: str, args: list[Any]) -> None:
+        sql, order, fixed = st.sql(self.conn.dialect)
+        if order is None:  # a named paramstyle (psycopg2): SQLAlchemy batches these into multi-row inserts
+            self.conn.execute(table.insert(), [dict(zip(cols, r)) for r in rows])
+            return
+        # sqlite3 runs executemany in C; PyMySQL turns it into multi-row INSERTs
+        if order != list(cols):  # the statement binds in the table's column order, and maybe values of its own
+            at = {c: i for i, c in enumerate(cols)}
+            if fixed or not at.keys() >= set(order):
+                rows = [tuple(r[at[n]] if n in at else fixed.get(n) for n in order) for r in rows]
+            else:
+                pick = itemgetter(*[at[n] for n in order])
+                rows = list(map(pick, rows)) if len(order) > 1 else [(pick(r),) for r in rows]
         if self._cur is None:
             self._cur = self.conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
-            self._cur.executemany(sql, args)
+            self._cur.executemany(sql, rows)
         except self.conn.dialect.loaded_dbapi.Error as e:
-            raise sa.exc.DBAPIError.instance(sql, args[:3], e, self.conn.dialect.loaded_dbapi.Error) from e
+            raise sa.exc.DBAPIError.instance(sql, rows[:3], e, self.conn.dialect.loaded_dbapi.Error) from e
 
     def _delete_where(self, table: sa.Table, col: str, value: Any) -> None:
         self._run(_delete_stmt(table, col), {"v": value})
