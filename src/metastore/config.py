@@ -29,6 +29,13 @@ HIVE_KEYS = {
     # locks and transactions: released when their holder stops heartbeating for this long
     "metastore.txn.timeout": "txn_timeout",
     "hive.txn.timeout": "txn_timeout",
+    # safety limits (README "Security")
+    "hive.txn.max.open.batch": "txn_max_open_batch",
+    "metastore.txn.max.open.batch": "txn_max_open_batch",
+    "hive.metastore.server.max.message.size": "max_message_bytes",
+    "metastore.server.max.message.size": "max_message_bytes",
+    "hive.metastore.server.max.threads": "max_connections",
+    "metastore.server.max.threads": "max_connections",
 }
 
 
@@ -54,6 +61,20 @@ class Settings:
     event_ttl_max: str = "7d"
     event_clean_interval: str = "7200s"
     txn_timeout: str = "300s"  # locks/transactions without a heartbeat for this long are released
+    # safety (README "Security"). Directories (paths or file: URIs, comma-separated) under which the server
+    # creates, moves and deletes; empty: the warehouse alone.
+    allowed_roots: str = ""
+    # directories the REST catalog may also read Iceberg metadata from (besides the allowed roots)
+    read_roots: str = ""
+    # resource bounds, per front (Thrift, REST) and per server process
+    max_connections: int = 4096  # beyond it new connections are refused; the server keeps serving
+    idle_timeout: str = "600s"  # a connection with no request for this long is closed
+    read_timeout: str = "60s"  # a request that has started must arrive whole within this
+    max_message_bytes: int = 100 * 1024 * 1024  # one Thrift message (Hive's default, 100 MiB)
+    max_request_bytes: int = 64 * 1024 * 1024  # one REST request body
+    txn_max_open_batch: int = 1000  # open_txns' largest batch (Hive's hive.txn.max.open.batch)
+    filter_max_length: int = 100_000  # characters of a partition filter
+    filter_max_in_list: int = 10_000  # literals of one IN list in a partition filter
     # anything else (Hive keys we do not interpret) is kept and served by get_config_value
     extra: dict[str, str] = field(default_factory=dict)
 

@@ -61,3 +61,7 @@ class TxnOpen(CatalogError):
 
 class EventsMissing(MetaError):
     """A reader asked for notification events that retention already cleaned from the log (a MetaException)."""
+
+
+class ConfigValSecurity(CatalogError):
+    """Hive's ConfigValSecurityException: a configuration key a client may not read or set."""
