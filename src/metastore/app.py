@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from .catalog.service import Catalog
+from .catalog.locations import LocationPolicy, split_roots
 from .catalog.warehouse import Warehouse
 from .config import Settings
 from .store import migrate
@@ -31,12 +32,24 @@ def open_store(settings: Settings, create_if_empty: bool = True) -> Store:
     return Store(engine)
 
 
+def location_policy(settings: Settings) -> LocationPolicy:
+    """Where the server may act: the allowed roots (default: the warehouse), the read roots, and the store's
+    own files and data directory, which no managed location may contain."""
+    import os
+    roots = split_roots(settings.allowed_roots) or [settings.warehouse_dir]
+    protected = [os.path.abspath(settings.data_dir)]
+    if settings.db_url.startswith("sqlite:///"):
+        protected.append(os.path.abspath(settings.db_url[len("sqlite:///"):]))
+    return LocationPolicy(roots, split_roots(settings.read_roots), protected)
+
+
 def build_catalog(settings: Settings) -> Catalog:
     store = open_store(settings)
     from .notify.retention import parse_duration
 
     catalog = Catalog(store, Warehouse(settings.warehouse_dir), stats_autogather=settings.stats_autogather,
-                      txn_timeout=parse_duration(settings.txn_timeout, 300.0) or 300.0)
+                      txn_timeout=parse_duration(settings.txn_timeout, 300.0) or 300.0,
+                      locations=location_policy(settings))
     catalog.ensure_default_database()
     return catalog
 

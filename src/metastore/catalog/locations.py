@@ -107,7 +107,8 @@ def is_under(path: str, root: str) -> bool:
 class LocationPolicy:
     """Where the server may act. `roots`: directories under which it creates, moves and deletes;
     `read_roots`: directories it may read Iceberg metadata from besides those; `protected`: paths that no
-    managed location may contain or be inside of (the store's files, the data directory)."""
+    location it acts on may contain (the store's files, the data directory: a warehouse inside the data
+    directory is fine, a table whose directory holds the data directory is not), and never read."""
 
     def __init__(self, roots: Sequence[str], read_roots: Iterable[str] = (), protected: Iterable[str] = ()) -> None:
         self.roots = [self._real(r) for r in roots]
@@ -128,7 +129,7 @@ class LocationPolicy:
         real = os.path.realpath(path)
         if not any(is_under(real, r) and real != r for r in self.roots):
             return False
-        return not any(is_under(real, p) or is_under(p, real) for p in self.protected)
+        return not any(is_under(p, real) for p in self.protected)
 
     def may_read(self, location: str | None) -> bool:
         """Whether the server may read (Iceberg metadata) at this location."""
@@ -138,7 +139,8 @@ class LocationPolicy:
         real = os.path.realpath(path)
         if not any(is_under(real, r) for r in self.read_roots):
             return False
-        return not any(is_under(real, p) for p in self.protected)
+        # inside the data directory (the default warehouse is) is fine; a protected file itself is not
+        return not any(is_under(p, real) for p in self.protected)
 
     def check_read(self, location: str | None, what: str = "metadata location") -> str:
         if not self.may_read(location):

@@ -24,6 +24,7 @@ from . import messages as ev
 from . import model as m
 from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
 from .locks import Locks
+from .locations import LocationPolicy
 from .errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, InvalidOperation, MetaError,
                      NoSuchObject, UnknownDB)
 from .names import (INTEGRAL_TYPES, bad_values_message, column_error, java_list,
@@ -57,9 +58,12 @@ def hive_pattern(pattern: str | None) -> Callable[[str], bool]:
 
 class Catalog:
     def __init__(self, store: Store, warehouse: Warehouse, messages: ev.JsonMessageFactory | None = None,
-                 stats_autogather: bool = True, txn_timeout: float = DEFAULT_TXN_TIMEOUT) -> None:
+                 stats_autogather: bool = True, txn_timeout: float = DEFAULT_TXN_TIMEOUT,
+                 locations: LocationPolicy | None = None) -> None:
         self.store = store
         self.wh = warehouse
+        # where the server may create, move, delete and read on a client's behalf (see catalog/locations.py)
+        self.locations = locations or LocationPolicy([warehouse.root])
         self.msg = messages or ev.JsonMessageFactory()
         self.stats_autogather = stats_autogather
         self.locks = Locks(self, txn_timeout)  # Hive's lock manager: lock, check_lock, unlock, transactions
