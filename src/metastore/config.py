@@ -6,6 +6,7 @@ Hive's own keys are accepted where they mean the same thing, so an existing hive
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, fields
@@ -100,10 +101,46 @@ class Settings:
         setattr(self, key, value)
 
     def hive_config(self) -> dict[str, str]:
-        """The configuration clients may read through get_config_value / getMetaConf."""
-        out = {"hive.metastore.warehouse.dir": self.warehouse_dir, "hive.stats.autogather": str(self.stats_autogather).lower()}
-        out.update(self.extra)
+        """The configuration the Thrift front may serve (get_config_value, getMetaConf): secret keys left out and
+        passwords inside values masked, so that the front never holds a secret it could leak."""
+        hidden = hidden_keys(self.extra.get("hive.conf.hidden.list", ""))
+        out = {"hive.metastore.warehouse.dir": redact(self.warehouse_dir),
+               "hive.stats.autogather": str(self.stats_autogather).lower()}
+        out.update((k, redact(v)) for k, v in self.extra.items() if not secret_key(k, hidden))
         return out
+
+
+# ---- secrets in the configuration (README "Security") ------------------------------------------------------
+
+# Hive's default hive.conf.hidden.list (2.3.10), lower-cased: never served whatever the name says
+HIDDEN_KEYS = frozenset({
+    "javax.jdo.option.connectionpassword", "hive.server2.keystore.password", "fs.s3.awsaccesskeyid",
+    "fs.s3.awssecretaccesskey", "fs.s3n.awsaccesskeyid", "fs.s3n.awssecretaccesskey", "fs.s3a.access.key",
+    "fs.s3a.secret.key", "fs.s3a.proxy.password"})
+# a part of a key's name that says its value is a secret or key material (bindpw, keystore, keytab, apikey, ...).
+# Deliberately wide: refusing a harmless key costs a client its default, serving a secret cannot be undone.
+_SECRET_PART = re.compile(r"passw|passphrase|pwd|pw$|secret|credential|token|key|private")
+# user:password@ in a URL, and password=... in a JDBC-style parameter list
+_URL_PASSWORD = re.compile(r"(://[^/@:\s]*):[^/@\s]*@")
+_PARAM_PASSWORD = re.compile(r"(?i)((?:passw\w*|pwd|secret\w*|token|\w*key)\s*=)[^&;,\s]*")
+
+
+def hidden_keys(configured: str = "") -> frozenset[str]:
+    """Hive's hidden keys plus those of a configured hive.conf.hidden.list (it can add keys, never remove them)."""
+    return HIDDEN_KEYS | {k.strip().lower() for k in configured.split(",") if k.strip()}
+
+
+def secret_key(name: str, hidden: frozenset[str] = HIDDEN_KEYS) -> bool:
+    """Whether a configuration key's value must never reach a client."""
+    lower = name.lower()
+    return lower in hidden or any(_SECRET_PART.search(part) for part in re.split(r"[._\-:/\s]+", lower))
+
+
+def redact(value: str) -> str:
+    """The value with any password inside it (a URL's user:password@, password=...) masked."""
+    if "@" not in value and "=" not in value:
+        return value
+    return _PARAM_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", value))
 
 
 def load_file(settings: Settings, path: str) -> None:

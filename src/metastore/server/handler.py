@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from thriftpy2.thrift import TApplicationException
@@ -21,6 +24,8 @@ from ..catalog import model as m
 from ..catalog.names import split_part_name
 from ..catalog.locks import Component, aborted_bits
 from ..catalog.service import Catalog
+from ..config import hidden_keys, redact, secret_key
+from ..notify.retention import parse_duration
 from ..thrift import hms
 from ..thrift.convert import from_thrift, from_thrift_batch, stats_obj_from_thrift, to_thrift
 
@@ -40,7 +45,54 @@ _EXC = {
     E.NoSuchTxn: hms.NoSuchTxnException,
     E.TxnAborted: hms.TxnAbortedException,
     E.TxnOpen: hms.TxnOpenException,
+    E.ConfigValSecurity: hms.ConfigValSecurityException,
 }
+
+
+# ---- configuration served to clients -----------------------------------------------------------------------
+
+# names get_config_value may serve: Hive's Pattern.matches("(hive|hdfs|mapred).*") (Java's '.' stops at line ends)
+_SERVED = re.compile(r"(?:hive|hdfs|mapred)[^\n\r\x85\u2028\u2029]*")
+# the metastore-side keys a connection may set for itself with setMetaConf, and Hive's defaults: HiveConf.metaConfVars
+# of Hive 2.3.10, and Hive 3's disallow.incompatible.col.type.changes. Hive 3+ clients may use MetastoreConf's
+# metastore.* names (both names are one setting). None of them selects code (Hive 4's expression.proxy does: not here).
+_META_CONF = {
+    "hive.metastore.try.direct.sql": "true",
+    "hive.metastore.try.direct.sql.ddl": "true",
+    "hive.metastore.client.socket.timeout": "600s",
+    "hive.metastore.partition.name.whitelist.pattern": "",
+    "hive.metastore.client.capability.check": "false",
+    "hive.metastore.disallow.incompatible.col.type.changes": "true",
+}
+_META_HIVE_TO_NEW = {k: "metastore." + k.removeprefix("hive.metastore.") for k in _META_CONF}
+_META_NAMES = {**{k: k for k in _META_CONF}, **{v: k for k, v in _META_HIVE_TO_NEW.items()}}
+_META_DURATIONS = {"hive.metastore.client.socket.timeout"}  # validated as Hive does (a time value)
+# what one connection may make the server hold: 6 meta keys and a few fb303 options, each bounded
+_MAX_VALUE_CHARS = 4096
+_MAX_OPTION_KEY = 256
+_MAX_OPTIONS = 64
+
+
+@dataclass
+class _Connection:
+    """What one connection has set for itself (setMetaConf, fb303 setOption)."""
+
+    meta: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)
+
+
+def _meta_key(key: str | None) -> str:
+    name = _META_NAMES.get(key) if key is not None else None
+    if name is None:
+        raise E.MetaError(f"Invalid configuration key {_shown(key)}")
+    return name
+
+
+def _shown(value: str | None, limit: int = 1000) -> str:
+    """A client's name or value for an error message: Java's rendering of null, and not a megabyte of it."""
+    if value is None:
+        return "null"
+    return value if len(value) <= limit else value[:limit] + "..."
 
 
 def _declared(method: str) -> tuple[type, ...]:
@@ -115,7 +167,11 @@ class Handler:
 
     def __init__(self, catalog: Catalog, config: dict[str, str] | None = None) -> None:
         self.catalog = catalog
-        self.config = dict(config or {})
+        # hive_config() leaves secrets out already; checked again so that no caller can hand this front one
+        self._hidden = hidden_keys((config or {}).get("hive.conf.hidden.list", ""))
+        self.config = {k: redact(v) for k, v in (config or {}).items()
+                       if not secret_key(k, self._hidden)}
+        self._connection = threading.local()  # per connection: see _state
         self.started = int(time.time())
         for name in hms.ThriftHiveMetastore.thrift_services:
             fn = getattr(self, name, None)
@@ -123,7 +179,10 @@ class Handler:
                 raise RuntimeError(f"the IDL declares {name} but the handler does not implement it")
             setattr(self, name, _wrap(name, fn))
 
-    # ---- fb303 and configuration --------------------------------------------------------------------
+    # ---- fb303 and configuration (README "Security") ------------------------------------------------
+    # Nothing here serves a secret (the keys hive_config() leaves out are checked again), and nothing a connection
+    # sets is seen by another: what it sets lives in its thread (one thread per connection for the connection's
+    # life, see thrift_server.py; a thread's locals die with it, so a later connection starts from the defaults).
 
     def getName(self) -> str:
         return "metastore"
@@ -143,14 +202,31 @@ class Handler:
     def getCounter(self, key: str) -> int:
         return 0
 
+    def _state(self) -> _Connection:
+        state = getattr(self._connection, "state", None)
+        if state is None:
+            state = self._connection.state = _Connection()
+        return state
+
     def setOption(self, key: str, value: str) -> None:
-        self.config[key] = value
+        # fb303 options configure nothing here: as in Hive they are only echoed back, but to this connection alone
+        if key is None or value is None:
+            raise E.MetaError("setOption needs a key and a value")
+        if len(key) > _MAX_OPTION_KEY or len(value) > _MAX_VALUE_CHARS:
+            raise E.MetaError(f"fb303 options are limited to keys of {_MAX_OPTION_KEY} and values of "
+                              f"{_MAX_VALUE_CHARS} characters")
+        options = self._state().options
+        if key not in options and len(options) >= _MAX_OPTIONS:
+            raise E.MetaError(f"a connection may set at most {_MAX_OPTIONS} fb303 options")
+        options[key] = value
 
     def getOption(self, key: str) -> str:
-        return self.config.get(key, "")
+        if key is None or secret_key(key, self._hidden):
+            return ""
+        return self._state().options.get(key, "")
 
     def getOptions(self) -> dict[str, str]:
-        return dict(self.config)
+        return {k: v for k, v in self._state().options.items() if not secret_key(k, self._hidden)}
 
     def getCpuProfile(self, seconds: int) -> str:
         return ""
@@ -165,17 +241,37 @@ class Handler:
         return None
 
     def getMetaConf(self, key: str) -> str:
-        if key not in self.config and not key.startswith(("hive.metastore.", "metastore.")):
-            raise E.MetaError(f"Invalid configuration key {key}")
-        return self.config.get(key, "")
+        name = _meta_key(key)
+        value = self._state().meta.get(name)
+        if value is not None:
+            return value
+        for k in (name, _META_HIVE_TO_NEW[name]):  # the server's own setting under either name, else Hive's default
+            if k in self.config:
+                return self.config[k]
+        return _META_CONF[name]
 
     def setMetaConf(self, key: str, value: str) -> None:
-        if not key.startswith(("hive.metastore.", "metastore.")):
-            raise E.MetaError(f"Invalid configuration key {key}")
-        self.config[key] = value
+        name = _meta_key(key)
+        if value is None or len(value) > _MAX_VALUE_CHARS:
+            raise E.MetaError(f"Invalid configuration value {_shown(value)} for key {_shown(key)}: "
+                              f"a value of at most {_MAX_VALUE_CHARS} characters is expected")
+        if name in _META_DURATIONS:
+            try:
+                parse_duration(value)
+            except ValueError as e:
+                raise E.MetaError(f"Invalid configuration value {_shown(value)} for key {_shown(key)} by {e}") from None
+        self._state().meta[name] = value
 
     def get_config_value(self, name: str, default: str) -> str:
-        return self.config.get(name, default)
+        if name is None:
+            return default
+        # Hive's rule (HMSHandler.get_config_value): only hive*, hdfs*, mapred* names, less the secret ones
+        if not _SERVED.fullmatch(name) or secret_key(name, self._hidden):
+            raise E.ConfigValSecurity(f"For security reasons, the config key {_shown(name)} cannot be accessed")
+        value = self.config.get(name)
+        if value is None and name in _META_CONF:
+            value = self.config.get(_META_HIVE_TO_NEW[name], _META_CONF[name])
+        return default if value is None else value
 
     def set_ugi(self, user: str, groups: list[str]) -> list[str]:
         return [user, *(groups or [])]
