@@ -36,3 +36,8 @@ def commit_failed(message: str) -> RestError:
 
 def already_exists(message: str) -> RestError:
     return RestError(409, "AlreadyExistsException", message)
+
+
+def forbidden(message: str) -> RestError:
+    """A refusal of the location policy: the server may not read or write there on a client's behalf."""
+    return RestError(403, "ForbiddenException", message)

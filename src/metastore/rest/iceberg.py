@@ -11,40 +11,54 @@ compare-and-swap against the location it started from, so a concurrent commit (t
 makes it fail with 409 instead of being lost. A multi-table commit swaps every table in one store transaction.
 The swap holds Hive's table lock, so commits through the lock path (HiveCatalog) and through REST interleave
 safely on one table.
+
+Nothing a client sends chooses code or a place to connect: the server reads and writes metadata with one FileIO
+built from no properties, names metadata files itself (never through a table's location provider), and refuses
+table properties that would make other readers of the table import a class or reach an endpoint. It reads
+metadata only where the catalog's location policy allows, writes only under a table location the server owns,
+and a purge deletes only files under the dropped table's own location and under no other table's.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import logging
+import os
+import re
 import socket
+import stat
 import time
-from collections.abc import Iterator, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
 
-from pyiceberg.catalog import delete_data_files, delete_files
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
-from pyiceberg.io import load_file_io
+from pyiceberg.io import FileIO, InputFile, OutputFile
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.schema import Schema, visit
-from pyiceberg.serializers import FromInputFile, ToOutputFile
+from pyiceberg.serializers import ToOutputFile
 from pyiceberg.table import TableProperties
-from pyiceberg.table.locations import load_location_provider
-from pyiceberg.table.metadata import TableMetadata, TableMetadataV1, new_table_metadata
+from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
-from pyiceberg.table.update import AssertCreate, TableRequirement, TableUpdate, update_table_metadata
+from pyiceberg.table.update import (AssertCreate, SetPropertiesUpdate, TableRequirement, TableUpdate,
+                                    update_table_metadata)
 
 from ..catalog import model as m
 from ..catalog.errors import AlreadyExists, CatalogError, InvalidObject, InvalidOperation, MetaError, NoSuchObject
+from ..catalog.locations import is_under, local_path, normalize
 from ..catalog.locks import ACQUIRED, EXCLUSIVE, TABLE, Component
+from ..catalog.names import valid_name
 from ..catalog.service import Catalog
-from .errors import RestError, already_exists, bad_request, commit_failed, no_such_namespace, no_such_table
+from .errors import (RestError, already_exists, bad_request, commit_failed, forbidden, no_such_namespace,
+                     no_such_table)
 
 log = logging.getLogger(__name__)
 
@@ -114,14 +128,131 @@ class Staged:
     metadata: TableMetadata
     location: str
     changed: bool
+    made: list[str] = field(default_factory=list)  # directories created for the new metadata file
 
 
-def read_metadata(location: str) -> TableMetadata:
-    return FromInputFile.table_metadata(load_file_io({}, location).new_input(location))
+# ---- what a client may not choose -------------------------------------------------------------------------
+# Table properties that PyIceberg, Iceberg's Java catalogs and FileIOs, or fsspec read to import a class
+# (py-io-impl, io-impl, write.py-location-provider.impl, s3.retry-strategy-impl, catalog-impl, lock-impl,
+# client.factory, client.credentials-provider, ...) or to choose where and as whom to connect (endpoints,
+# proxies, signers, regions, credentials of s3/gcs/adls/hdfs/hf/oss, the warehouse a FileIO is inferred from).
+# This server never uses table properties for either, but every other reader of the table would: a client may
+# not set them. Matched on the lower-cased key.
+_CODE_KEY = re.compile(r"(^|[.\-_])(impl|factory|class|provider)$")
+_CONNECTION_PREFIXES = (
+    "s3.", "s3a.", "s3n.", "client.", "aws.", "sts.", "glue.", "dynamodb.", "gcs.", "gs.", "adls.", "azure.",
+    "abfs.", "wasb.", "hdfs.", "dfs.", "fs.", "hadoop.", "hf.", "oss.", "http-client.", "rest.", "header.",
+    "oauth2.", "credential.", "kms.")
+_CONNECTION_KEYS = frozenset({"warehouse", "uri", "token", "credential", "scope", "default_scheme",
+                              "default_netloc", "buffer-size", "py-io-impl", "io-impl", "catalog-impl"})
+_CONNECTION_WORDS = ("endpoint", "proxy", "signer", "secret", "password", "access-key")
+# the largest metadata file the server reads (a metadata file of 100,000 snapshots is some 50 MiB)
+MAX_METADATA_BYTES = 128 * 1024 * 1024
 
 
-def write_metadata(metadata: TableMetadata, location: str) -> None:
-    ToOutputFile.table_metadata(metadata, load_file_io(metadata.properties, location).new_output(location))
+def refused_property(key: str) -> str | None:
+    """Why a table property may not be set by a client, or None if it may."""
+    k = key.strip().lower()
+    if _CODE_KEY.search(k) or k in ("py-io-impl", "io-impl", "catalog-impl"):
+        return "it names code (a class or module) for readers of the table to load"
+    if k in _CONNECTION_KEYS or k.startswith(_CONNECTION_PREFIXES) or any(w in k for w in _CONNECTION_WORDS):
+        return "it chooses a storage endpoint, proxy or credentials for readers of the table"
+    return None
+
+
+def check_properties(keys: Iterable[str], what: str) -> None:
+    for key in keys:
+        why = refused_property(key)
+        if why:
+            raise bad_request(f"{what}: table property {key!r} is not allowed: {why}; the server's own settings "
+                              f"choose file systems and endpoints")
+
+
+class _Missing(Exception):
+    """No file at a metadata location (inside the places the server may read)."""
+
+
+class _NotMetadata(Exception):
+    """A file that is not a table metadata file the server will read (what it holds is never told)."""
+
+
+def read_metadata_file(path: str, location: str) -> TableMetadata:
+    """The table metadata in a local file the policy allows reading (`path`: its real path). Only a regular
+    file of bounded size is read; a FIFO or device is never opened for reading, and no parse error's text (which
+    quotes the file) reaches the caller."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise _Missing() from None
+    except OSError:
+        raise _NotMetadata() from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_METADATA_BYTES:
+            raise _NotMetadata()
+        chunks, size = [], 0
+        while size <= MAX_METADATA_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_METADATA_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        raw = b"".join(chunks)
+    except OSError:
+        raise _NotMetadata() from None
+    finally:
+        os.close(fd)
+    try:
+        if location.endswith(".gz.metadata.json"):
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as z:
+                raw = z.read(MAX_METADATA_BYTES + 1)
+        if len(raw) > MAX_METADATA_BYTES:
+            raise _NotMetadata()
+        return TableMetadataUtil.parse_raw(raw)  # type: ignore[arg-type]  # pydantic parses bytes as JSON
+    except Exception:
+        raise _NotMetadata() from None
+
+
+def _server_io() -> FileIO:
+    """The one FileIO of the server: PyArrow's local file system, built from no client property."""
+    from pyiceberg.io.pyarrow import PyArrowFileIO  # pyarrow only once a table is written
+
+    return PyArrowFileIO({})
+
+
+def write_metadata(metadata: TableMetadata, location: str) -> list[str]:
+    """Write a new metadata file (never over an existing one); returns the directories created for it,
+    deepest first, so a change that does not commit leaves nothing behind."""
+    path = local_path(location)
+    assert path is not None  # the caller checked the policy owns it
+    made, d = [], os.path.dirname(path)
+    while d and d != "/" and not os.path.isdir(d):
+        made.append(d)
+        d = os.path.dirname(d)
+    ToOutputFile.table_metadata(metadata, _server_io().new_output(path))
+    return made
+
+
+class _ConfinedIO(FileIO):
+    """Reads for a purge: only files `allowed` maps to a real path (the dropped table's own); never writes or
+    deletes (the purge deletes what it checked itself)."""
+
+    def __init__(self, allowed: Callable[[str], str | None]) -> None:
+        super().__init__({})
+        self._allowed = allowed
+        self._io = _server_io()
+
+    def new_input(self, location: str) -> InputFile:
+        real = self._allowed(location)
+        if real is None:
+            raise PermissionError(f"not a file of the purged table: {location}")
+        return self._io.new_input(real)
+
+    def new_output(self, location: str) -> OutputFile:
+        raise PermissionError("a purge writes nothing")
+
+    def delete(self, location: str | InputFile | OutputFile) -> None:
+        raise PermissionError("a purge deletes only the files it checked")
 
 
 def _hive_columns(schema: Schema) -> list[m.FieldSchema]:
@@ -264,22 +395,79 @@ class IcebergCatalog:
 
     # ---- tables -------------------------------------------------------------------------------------
 
-    def _load(self, db: str, name: str) -> Loaded:
+    def _iceberg_table(self, db: str, name: str) -> m.Table:
         try:
             t = self.catalog.get_table(db, name)
         except NoSuchObject:
             raise no_such_table(f"{db}.{name}") from None
         if t.parameters.get(TABLE_TYPE, "").upper() != ICEBERG:
             raise no_such_table(f"{db}.{name}", "not an Iceberg table")
+        return t
+
+    def _load(self, db: str, name: str) -> Loaded:
+        t = self._iceberg_table(db, name)
         location = t.parameters.get(METADATA_LOCATION)
         if not location:
             raise no_such_table(f"{db}.{name}", f"the table has no {METADATA_LOCATION}")
+        # metadata_location may have been set through Thrift to any path: read only where the policy allows
+        real = self._readable(location)
+        if real is None:
+            raise forbidden(f"The metadata location of {db}.{name} is outside the locations this server may read")
         try:
-            metadata = read_metadata(location)
-        except (OSError, ValueError, IcebergValidationError) as e:
-            raise RestError(500, "ServiceFailureException", f"cannot read the metadata of {db}.{name} at "
-                                                            f"{location}: {e}") from None
+            metadata = read_metadata_file(real, location)
+        except (_Missing, _NotMetadata):
+            raise RestError(500, "ServiceFailureException", f"Cannot read the metadata of {db}.{name} at "
+                                                            f"{location}: missing or not table metadata") from None
         return Loaded(t, metadata, location)
+
+    # ---- the location policy on this front ----------------------------------------------------------
+
+    def _readable(self, location: str) -> str | None:
+        """The real local path of a metadata location the policy lets the server read, else None."""
+        if not self.catalog.locations.may_read(location):
+            return None
+        path = local_path(location)
+        return os.path.realpath(path) if path else None
+
+    def _writable_table_location(self, location: str, what: str) -> str:
+        """A table location under which the server may write metadata files: normalized, and owned by the
+        server (under its allowed roots). Kept as the client spelled it when that is already normal."""
+        try:
+            norm = normalize(location, what)
+        except InvalidObject as e:
+            raise bad_request(e.message) from None
+        if not self.catalog.locations.owns(norm):
+            raise forbidden(f"{what} {location!r} is outside the locations this server may write to")
+        location = location.rstrip("/")
+        return location if local_path(location) == local_path(norm) else norm
+
+    def _metadata_file(self, table_location: str, version: int, what: str) -> str:
+        """The next metadata file of a table, named by the server under the table's own location (a table's
+        location-provider and write.metadata.path properties are never used here)."""
+        location = f"{table_location.rstrip('/')}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+        if not self.catalog.locations.owns(location):  # metadata/ a link to elsewhere
+            raise forbidden(f"{what}: the metadata directory of {table_location!r} is outside the locations this "
+                            f"server may write to")
+        return location
+
+    def _table_dirs(self, exclude: tuple[str, str] | None = None) -> Iterator[tuple[str, str, str]]:
+        """(db, table, real local path) of every table's location in the store (purges and registrations
+        only: they are rare, and must see every table whose files they could reach)."""
+        for db in self.catalog.get_databases():
+            try:
+                tables = self.catalog.get_tables_by_names(db, self.catalog.get_tables(db))
+            except NoSuchObject:
+                continue
+            for t in tables:
+                if (db, t.tableName) == exclude or t.sd is None:
+                    continue
+                path = local_path(t.sd.location)
+                if path:
+                    yield db, t.tableName, os.path.realpath(path)
+
+    def _overlapping(self, real: str, exclude: tuple[str, str] | None = None) -> list[tuple[str, str, str]]:
+        """The tables whose locations contain, equal or lie inside a real local path."""
+        return [(d, t, p) for d, t, p in self._table_dirs(exclude) if is_under(p, real) or is_under(real, p)]
 
     def list_tables(self, ns: str) -> dict[str, Any]:
         db = database_of(ns)
@@ -293,13 +481,14 @@ class IcebergCatalog:
         return table_result(got.metadata, got.location)
 
     def table_exists(self, ns: str, name: str) -> None:
-        db = database_of(ns)
-        try:
-            t = self.catalog.get_table(db, name.lower())
-        except NoSuchObject:
-            raise no_such_table(f"{db}.{name}") from None
-        if t.parameters.get(TABLE_TYPE, "").upper() != ICEBERG:
-            raise no_such_table(f"{db}.{name}", "not an Iceberg table")
+        self._iceberg_table(database_of(ns), name.lower())
+
+    @staticmethod
+    def _table_name(name: str) -> str:
+        # checked before any file is written: a name is a path segment of the default location
+        if not valid_name(name):
+            raise bad_request(f"Invalid table name {name!r}: letters, digits and underscores, at most 128")
+        return name.lower()
 
     def create_table(self, ns: str, body: Any) -> str:
         from pyiceberg.catalog.rest import CreateTableRequest
@@ -311,12 +500,13 @@ class IcebergCatalog:
                                                      **_obj(body, "CreateTableRequest")})
         except PydanticError as e:
             raise bad_request(f"Invalid CreateTableRequest: {_pydantic_message(e)}") from None
-        name = req.name.lower()
+        name = self._table_name(req.name)
+        check_properties(req.properties, f"Cannot create {db}.{name}")
         d = self._database(db)
         if self._exists(db, name):
             raise already_exists(f"Table already exists: {db}.{name}")
         location = (req.location or (d.locationUri or self.catalog.wh.database_location(db)).rstrip("/") + "/" + name)
-        location = location.rstrip("/")
+        location = self._writable_table_location(location, f"Cannot create {db}.{name}: table location")
         props = {**DEFAULT_TABLE_PROPERTIES, **req.properties}
         try:
             metadata = new_table_metadata(schema=req.table_schema,
@@ -327,16 +517,19 @@ class IcebergCatalog:
             raise bad_request(f"Invalid table: {e}") from None
         if req.stage_create:  # nothing is written: the client commits the table with assert-create later
             return table_result(metadata, None)
-        metadata_location = load_location_provider(location, metadata.properties).new_table_metadata_file_location(0)
-        write_metadata(metadata, metadata_location)
+        metadata_location = self._metadata_file(location, 0, f"Cannot create {db}.{name}")
+        made = write_metadata(metadata, metadata_location)
         try:
             self.catalog.create_table(hive_table(db, name, metadata, metadata_location))
         except AlreadyExists:
-            self._discard(metadata_location)
+            self._discard(metadata_location, made)
             raise already_exists(f"Table already exists: {db}.{name}") from None
         except CatalogError as e:
-            self._discard(metadata_location)
+            self._discard(metadata_location, made)
             raise _catalog_error(e) from None
+        except BaseException:
+            self._discard(metadata_location, made)
+            raise
         return table_result(metadata, metadata_location)
 
     def _exists(self, db: str, name: str) -> bool:
@@ -347,12 +540,23 @@ class IcebergCatalog:
             return False
 
     @staticmethod
-    def _discard(location: str) -> None:
-        """Remove a metadata file this server wrote for a change that did not commit (nothing points to it)."""
+    def _discard(location: str, made: Sequence[str] = ()) -> None:
+        """Remove a metadata file this server wrote for a change that did not commit (nothing points to it),
+        and the directories it created for it, if still empty."""
+        path = local_path(location)
+        if path is None:
+            return
         try:
-            load_file_io({}, location).delete(location)
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
         except OSError as e:
             log.warning("could not delete the unused metadata file %s: %s", location, e)
+        for d in made:
+            try:
+                os.rmdir(d)
+            except OSError:
+                break
 
     def register_table(self, ns: str, body: Any) -> str:
         db = database_of(ns)
@@ -362,15 +566,25 @@ class IcebergCatalog:
             raise bad_request("RegisterTableRequest needs a name and a metadata-location")
         if not isinstance(overwrite, bool):
             raise bad_request("overwrite: a boolean")
-        name = name.lower()
+        name = self._table_name(name)
         self._database(db)
+        # outside the places the server may read, one answer whether or not a file is there
+        real = self._readable(location)
+        if real is None:
+            raise forbidden(f"Cannot register {db}.{name}: metadata location {location!r} is outside the locations "
+                            f"this server may read")
         try:
-            metadata = read_metadata(location)
-        except FileNotFoundError:
-            raise bad_request(f"No metadata file at {location}") from None
-        except (OSError, ValueError, IcebergValidationError) as e:
-            raise bad_request(f"Cannot read the metadata file {location}: {e}") from None
-        if overwrite and self._exists(db, name):
+            metadata = read_metadata_file(real, location)
+        except _Missing:
+            raise bad_request(f"Cannot register {db}.{name}: no metadata file at {location}") from None
+        except _NotMetadata:
+            raise bad_request(f"Cannot register {db}.{name}: {location} is not a table metadata file") from None
+        check_properties(metadata.properties, f"Cannot register {db}.{name}")
+        exists = self._exists(db, name)
+        if exists and not overwrite:
+            raise already_exists(f"Table already exists: {db}.{name}")
+        self._check_registered_location(db, name, metadata, real, overwrite)
+        if overwrite and exists:
             got = self._load(db, name)
             new = hive_table(db, name, metadata, location, got.table, got.location, got.metadata)
             self._swap([(db, name, new, got.location)])
@@ -383,33 +597,100 @@ class IcebergCatalog:
             raise _catalog_error(e) from None
         return table_result(metadata, location)
 
+    def _check_registered_location(self, db: str, name: str, metadata: TableMetadata, real: str,
+                                   overwrite: bool) -> None:
+        """A registered table is a table of its own: its metadata file lies under its location, and that
+        location is no other table's (else a purge of it would reach the other table's files)."""
+        what = f"Cannot register {db}.{name}"
+        try:
+            table_path = local_path(normalize(metadata.location, "table location"))
+        except InvalidObject as e:
+            raise bad_request(f"{what}: {e.message}") from None
+        own = os.path.realpath(table_path) if table_path else None
+        if own is None or not is_under(real, own):
+            raise forbidden(f"{what}: the metadata file is not under its table's location {metadata.location!r}")
+        others = self._overlapping(own, exclude=(db, name) if overwrite else None)
+        if others:
+            d, t, _ = others[0]
+            raise forbidden(f"{what}: its location {metadata.location!r} overlaps the location of table {d}.{t}; "
+                            f"a table may not be registered on another table's files")
+
     def drop_table(self, ns: str, name: str, purge: bool) -> None:
         db, name = database_of(ns), name.lower()
-        got = self._load(db, name)
+        if not purge:  # nothing is read: a table whose metadata cannot be read can still be dropped
+            self._iceberg_table(db, name)
+            got, own = None, None
+        else:
+            got = self._load(db, name)
+            own = self._purge_root(db, name, got.metadata)
         try:
             self.catalog.drop_table(db, name, delete_data=False)
         except NoSuchObject:
             raise no_such_table(f"{db}.{name}") from None
-        if purge:
-            self._purge(got)
+        if got is not None and own is not None:
+            self._purge(got, own)
 
-    @staticmethod
-    def _purge(got: Loaded) -> None:
+    def _purge_root(self, db: str, name: str, metadata: TableMetadata) -> str:
+        """The real path of the table's location, which a purge may delete under: refused (before the drop)
+        unless the server owns it."""
+        try:
+            path = local_path(normalize(metadata.location, "table location"))
+        except InvalidObject:
+            path = None
+        if path is None or not self.catalog.locations.owns(path):
+            raise forbidden(f"Cannot purge {db}.{name}: its location {metadata.location!r} is outside the locations "
+                            f"this server may delete in; drop it without purgeRequested")
+        return os.path.realpath(path)
+
+    def _purge(self, got: Loaded, own: str) -> None:
         """Delete the dropped table's files: data, manifests, manifest lists, metadata files (as Iceberg's
-        catalogs purge: what the table's metadata reaches)."""
-        io = load_file_io(got.metadata.properties, got.location)
+        catalogs purge: what the table's metadata reaches), but only those under the table's own location,
+        under no other table's location (a table registered on another's files, or a Hive table inside this
+        one), and owned by the server. Manifests are read only from there too."""
+        others = [p for _d, _t, p in self._overlapping(own)]
+        policy = self.catalog.locations
+
+        def mine(location: str) -> str | None:
+            path = local_path(location)
+            if path is None:
+                return None
+            real = os.path.realpath(path)
+            if real == own or not is_under(real, own) or any(is_under(real, p) for p in others):
+                return None
+            return real if policy.owns(real) else None
+
+        io = _ConfinedIO(mine)
+        files: dict[str, None] = {}  # ordered: data, manifests, manifest lists, metadata
         manifests = []
-        lists = set()
         for snapshot in got.metadata.snapshots:
             try:
                 manifests += snapshot.manifests(io)
+            except Exception as e:  # noqa: BLE001 - a bad file only keeps its references alive
+                log.warning("purge of %s: manifest list %s not read (%s)", got.location, snapshot.manifest_list,
+                            e.__class__.__name__)
+        for mf in manifests:
+            try:
+                files.update((e.data_file.file_path, None) for e in mf.fetch_manifest_entry(io, discard_deleted=False))
+            except Exception as e:  # noqa: BLE001
+                log.warning("purge of %s: manifest %s not read (%s)", got.location, mf.manifest_path,
+                            e.__class__.__name__)
+        files.update((mf.manifest_path, None) for mf in manifests)
+        files.update((s.manifest_list, None) for s in got.metadata.snapshots)
+        files.update((e.metadata_file, None) for e in got.metadata.metadata_log)
+        files[got.location] = None
+        kept = 0
+        for location in files:
+            real = mine(location)
+            if real is None:
+                kept += 1
+                continue
+            try:
+                if os.path.isfile(real) and not os.path.islink(real):
+                    os.unlink(real)
             except OSError as e:
-                log.warning("purge of %s: cannot read %s: %s", got.location, snapshot.manifest_list, e)
-            lists.add(snapshot.manifest_list)
-        delete_data_files(io, manifests)
-        delete_files(io, {mf.manifest_path for mf in manifests}, "manifest")
-        delete_files(io, lists, "manifest list")
-        delete_files(io, {e.metadata_file for e in got.metadata.metadata_log} | {got.location}, "metadata")
+                log.warning("purge of %s: cannot delete %s: %s", got.location, real, e.__class__.__name__)
+        if kept:
+            log.info("purge of %s: %d files outside the table's own location kept", got.location, kept)
 
     def rename_table(self, body: Any) -> None:
         body = _obj(body, "RenameTableRequest")
@@ -420,13 +701,13 @@ class IcebergCatalog:
         ddb, dname = database_of(dst.get("namespace")), dst.get("name")
         if not isinstance(sname, str) or not isinstance(dname, str) or not sname or not dname:
             raise bad_request("source and destination need a name")
-        sname, dname = sname.lower(), dname.lower()
-        got = self._load(sdb, sname)
+        sname, dname = sname.lower(), self._table_name(dname)
+        table = self._iceberg_table(sdb, sname)
         self._database(ddb)
         if self._exists(ddb, dname):
             raise already_exists(f"Table already exists: {ddb}.{dname}")
         try:
-            self.catalog.alter_table(sdb, sname, replace(got.table, dbName=ddb, tableName=dname),
+            self.catalog.alter_table(sdb, sname, replace(table, dbName=ddb, tableName=dname),
                                      env={"DO_NOT_UPDATE_STATS": "true"})
         except CatalogError as e:
             if self._exists(ddb, dname):
@@ -450,12 +731,16 @@ class IcebergCatalog:
     def _stage(self, db: str, name: str, reqs: Sequence[TableRequirement], ups: Sequence[TableUpdate]) -> Staged:
         """Validate the requirements against the current metadata, apply the updates and write the new
         metadata file: everything but the swap in the store."""
+        for u in ups:
+            if isinstance(u, SetPropertiesUpdate):
+                check_properties(u.updates, f"Cannot commit to {db}.{name}")
         try:
             got: Loaded | None = self._load(db, name)
         except RestError as e:
             if e.code != 404 or not any(isinstance(r, AssertCreate) for r in reqs) or self._exists(db, name):
                 raise
             self._database(db)
+            self._table_name(name)
             got = None
         base = got.metadata if got else None
         try:
@@ -475,10 +760,14 @@ class IcebergCatalog:
         if got is not None and new == got.metadata:
             return Staged(db, name, got.table, got.location, got.metadata, got.metadata, got.location, changed=False)
         version = _metadata_version(got.location) + 1 if got else 0
-        location = load_location_provider(new.location, new.properties).new_table_metadata_file_location(version)
-        write_metadata(new, location)
+        what = f"Cannot commit to {db}.{name}"
+        table_location = self._writable_table_location(new.location, f"{what}: table location")
+        if table_location != new.location:
+            new = new.model_copy(update={"location": table_location})
+        location = self._metadata_file(table_location, version, what)
+        made = write_metadata(new, location)
         return Staged(db, name, got.table if got else None, got.location if got else None, base, new, location,
-                      changed=True)
+                      changed=True, made=made)
 
     @contextmanager
     def _table_locks(self, tables: Sequence[tuple[str, str]]) -> Iterator[None]:
@@ -555,7 +844,7 @@ class IcebergCatalog:
                 self._apply([s])
         except BaseException:
             if s.changed:
-                self._discard(s.location)
+                self._discard(s.location, s.made)
             raise
         return '{"metadata-location":' + json.dumps(s.location) + ',"metadata":' + s.metadata.model_dump_json() + "}"
 
@@ -589,7 +878,7 @@ class IcebergCatalog:
         except BaseException:
             for s in staged:
                 if s.changed:
-                    self._discard(s.location)
+                    self._discard(s.location, s.made)
             raise
 
 
