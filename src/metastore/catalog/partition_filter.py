@@ -29,7 +29,10 @@ Grammar (keywords are case-insensitive; precedence NOT > AND > OR)::
 SQLAlchemy Core boolean expression in which every literal of the filter is a
 bound parameter. Errors are raised as ``FilterError`` (a ``ValueError``) whose
 message gives the 0-based character position; the Thrift layer maps them to
-Hive's ``MetaException``. An empty or blank filter is an error here: Hive reads
+Hive's ``MetaException``. A filter is bounded before its cost grows (see
+``FilterLimits``): tokens are read as the parser needs them and never past the
+length limit, the literals of one IN list and the nesting depth are counted
+as they are parsed, and the comparisons of the SQL as it is built. An empty or blank filter is an error here: Hive reads
 it as "all partitions", so callers check for it before parsing.
 """
 
@@ -59,8 +62,10 @@ __all__ = [
     "Node",
     "Not",
     "Or",
+    "FilterLimits",
     "keys_of",
     "parse",
+    "set_limits",
     "to_sql",
 ]
 
@@ -139,6 +144,36 @@ _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Nesting limit, so a hostile filter cannot exhaust Python's recursion limit.
 MAX_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class FilterLimits:
+    """How much one filter may make the server do. The length cap bounds the tokenizer and the parser (both
+    linear); the IN-list cap keeps a list's parameters well below what one statement may carry (SQLite: 32,766);
+    the depth cap keeps recursion far from Python's limit; the term cap bounds the SQL, whose cost is per
+    comparison and partition. Refusals are FilterErrors, which the service answers as MetaException.
+    """
+
+    max_length: int = 100_000  # characters (settings.filter_max_length)
+    max_in_list: int = 10_000  # literals of one IN list (settings.filter_max_in_list)
+    max_depth: int = MAX_DEPTH  # nested parentheses and NOTs
+    # Comparisons in the SQL (an IN list, or equalities of one key joined by OR, count once): each costs about
+    # a millisecond per call to compile and run, and SQLite refuses an expression deeper than 1,000 anyway.
+    max_terms: int = 1000
+
+
+# The process's limits, from the server's settings (set_limits); parse() applies them unless given others.
+_limits = FilterLimits()
+
+
+def set_limits(max_length: int | None = None, max_in_list: int | None = None) -> FilterLimits:
+    """Set this process's filter limits (None keeps the current one); the limits now in force."""
+    global _limits
+    cur = _limits
+    _limits = FilterLimits(cur.max_length if max_length is None else max(1, int(max_length)),
+                           cur.max_in_list if max_in_list is None else max(1, int(max_in_list)), cur.max_depth,
+                           cur.max_terms)
+    return _limits
 
 
 @dataclass(frozen=True)
@@ -253,17 +288,44 @@ def _tokenize(text: str) -> Iterator[_Token]:
 # ------------------------------------------------------------------------ parser
 
 
+def _bounded_tokens(text: str, max_length: int) -> Iterator[_Token]:
+    """The tokens of a text longer than `max_length`, never reading past that many characters: it is refused
+    when the parser gets there (the work is bounded whatever the length, and an earlier error still shows)."""
+    try:
+        for tok in _tokenize(text[:max_length]):
+            if tok.kind == "EOF":
+                break
+            yield tok
+    except FilterError:  # a token cut at the limit; or an error before it, in a filter refused anyway
+        pass
+    raise FilterError(f"Error parsing partition filter: the filter has {len(text)} characters, more than "
+                      f"{max_length} (the filter_max_length setting)", max_length)
+
+
 class _Parser:
-    def __init__(self, text: str) -> None:
-        self._tokens = list(_tokenize(text))
+    def __init__(self, text: str, limits: FilterLimits) -> None:
+        self._limits = limits
+        # A filter within the length limit is tokenized at once (the common case, and the fastest); a longer
+        # one as the parser needs tokens, so an earlier error (depth, IN list) stops the work where it is.
+        short = len(text) <= limits.max_length
+        self._tokens: list[_Token] = list(_tokenize(text)) if short else []
+        self._source = iter(()) if short else _bounded_tokens(text, limits.max_length)
         self._i = 0
         self._depth = 0
 
+    def _ahead(self, k: int) -> list[_Token]:
+        """The next k tokens (fewer at the end)."""
+        while len(self._tokens) < self._i + k and (not self._tokens or self._tokens[-1].kind != "EOF"):
+            self._tokens.append(next(self._source))
+        return self._tokens[self._i : self._i + k]
+
     def _peek(self) -> _Token:
-        return self._tokens[self._i]
+        if self._i < len(self._tokens):
+            return self._tokens[self._i]
+        return self._ahead(1)[0]
 
     def _next(self) -> _Token:
-        tok = self._tokens[self._i]
+        tok = self._peek()
         if tok.kind != "EOF":
             self._i += 1
         return tok
@@ -310,7 +372,7 @@ class _Parser:
 
     def _parenthesized_key(self) -> bool:
         """At '(' key ')': Hive's IN form, `(key) IN (...)`, which Spark sends; the key is no group."""
-        toks = self._tokens[self._i : self._i + 3]
+        toks = self._ahead(3)
         return len(toks) == 3 and [t.kind for t in toks] == ["LPAREN", "IDENT", "RPAREN"]
 
     def _not(self) -> Node:
@@ -319,8 +381,8 @@ class _Parser:
             return self._predicate()
         if (tok.kind == "KEYWORD" and tok.value == "NOT") or tok.kind == "LPAREN":
             self._depth += 1
-            if self._depth > MAX_DEPTH:
-                raise _parse_error(f"filter nested deeper than {MAX_DEPTH} levels", tok.pos)
+            if self._depth > self._limits.max_depth:
+                raise _parse_error(f"filter nested deeper than {self._limits.max_depth} levels", tok.pos)
             self._next()
             if tok.kind == "LPAREN":
                 node: Node = self._or()
@@ -382,17 +444,22 @@ class _Parser:
         if tok.kind == "KEYWORD" and tok.value == "IN":
             self._expect("LPAREN", "'('")
             values = [self._literal()]
+            cap = self._limits.max_in_list
             while self._peek().kind == "COMMA":
-                self._next()
+                comma = self._next()
+                if len(values) >= cap:
+                    raise _parse_error(f"IN list of more than {cap} values (the filter_max_in_list setting)",
+                                       comma.pos)
                 values.append(self._literal())
             self._expect("RPAREN", "',' or ')'")
             return In(key, tuple(values), negated)
         raise self._unexpected(tok, "a comparison operator, LIKE, BETWEEN, IN or NOT")
 
 
-def parse(text: str) -> Node:
-    """Parse a Hive partition filter into an AST; raises ``FilterError``."""
-    return _Parser(text).parse()
+def parse(text: str, limits: FilterLimits | None = None) -> Node:
+    """Parse a Hive partition filter into an AST; raises ``FilterError``, also for a filter beyond ``limits``
+    (default: this process's, see ``set_limits``)."""
+    return _Parser(text, limits or _limits).parse()
 
 
 def keys_of(node: Node) -> set[str]:
@@ -511,10 +578,26 @@ def _bind(value: LiteralValue, numeric: bool) -> ColumnElement[Any]:
     return sa.literal(str(value), sa.String)
 
 
+def _bind_list(values: list[LiteralValue], numeric: bool) -> Any:
+    # One expanding parameter, not one per literal: SQLAlchemy compiles (and caches) it once and spreads the
+    # values at execution, about 30 times faster for a long list, which is what makes a 10,000-value IN cheap.
+    if numeric:
+        return sa.bindparam(None, values, expanding=True, type_=sa.BigInteger)
+    return sa.bindparam(None, [str(v) for v in values], expanding=True, type_=sa.String)
+
+
 class _Translator:
-    def __init__(self, columns: Mapping[str, KeyColumn]) -> None:
+    def __init__(self, columns: Mapping[str, KeyColumn], max_terms: int) -> None:
         self._columns = {name.lower(): col for name, col in columns.items()}
         self._numeric: dict[str, ColumnElement[Any]] = {}
+        self._terms_left = max_terms
+        self._max_terms = max_terms
+
+    def _term(self) -> None:
+        self._terms_left -= 1
+        if self._terms_left < 0:
+            raise FilterError(f"Error parsing partition filter: more than {self._max_terms} comparisons "
+                              "(an IN list, or equalities of one key joined by OR, count as one)")
 
     def _column(self, key: str) -> KeyColumn:
         try:
@@ -537,26 +620,35 @@ class _Translator:
         return col.value, False
 
     def _compare(self, key: str, op: str, value: LiteralValue) -> ColumnElement[bool]:
+        self._term()
         lhs, numeric = self._side(key, value)
         return _SQL_OPS[op](lhs, _bind(value, numeric))
+
+    def _in_lists(self, pairs: list[tuple[str, LiteralValue]]) -> list[ColumnElement[bool]]:
+        """`key IN (...)` for (key, literal) pairs, one per key and way of comparing; a single pair as `=`."""
+        groups: dict[tuple[str, bool], tuple[ColumnElement[Any], list[LiteralValue]]] = {}
+        for key, value in pairs:
+            lhs, numeric = self._side(key, value)
+            groups.setdefault((key, numeric), (lhs, []))[1].append(value)
+        for _ in groups:
+            self._term()
+        return [lhs == _bind(values[0], numeric) if len(values) == 1 else lhs.in_(_bind_list(values, numeric))
+                for (_, numeric), (lhs, values) in groups.items()]
 
     def translate(self, node: Node) -> ColumnElement[bool]:
         if isinstance(node, Compare):
             return self._compare(node.key, node.op, node.value)
         if isinstance(node, Like):
+            self._term()
             return _like(self._column(node.key).value, node.pattern)
         if isinstance(node, In):
-            # Group literals by how they compare, one IN (...) per group.
-            groups: dict[bool, tuple[ColumnElement[Any], list[ColumnElement[Any]]]] = {}
-            for value in node.values:
-                lhs, numeric = self._side(node.key, value)
-                groups.setdefault(numeric, (lhs, []))[1].append(_bind(value, numeric))
-            expr = sa.or_(*(lhs.in_(binds) for lhs, binds in groups.values()))
+            expr = sa.or_(*self._in_lists([(node.key, v) for v in node.values]))
             return sa.not_(expr) if node.negated else expr
         if isinstance(node, Between):
             lo_side, lo_num = self._side(node.key, node.low)
             _, hi_num = self._side(node.key, node.high)
             if lo_num == hi_num:
+                self._term()
                 expr = lo_side.between(_bind(node.low, lo_num), _bind(node.high, hi_num))
             else:
                 expr = sa.and_(
@@ -567,13 +659,19 @@ class _Translator:
         if isinstance(node, And):
             return sa.and_(*(self.translate(child) for child in node.operands))
         if isinstance(node, Or):
-            return sa.or_(*(self.translate(child) for child in node.operands))
+            # `k = 1 OR k = 2 OR ...` (how Spark sends an IN list) as one IN per key: the same meaning, a
+            # fraction of the SQL; the other operands as they are
+            equal = [(c.key, c.value) for c in node.operands if isinstance(c, Compare) and c.op == "="]
+            if len(equal) < 2:
+                return sa.or_(*(self.translate(child) for child in node.operands))
+            rest = [self.translate(c) for c in node.operands if not (isinstance(c, Compare) and c.op == "=")]
+            return sa.or_(*self._in_lists(equal), *rest)
         if isinstance(node, Not):
             return sa.not_(self.translate(node.operand))
         raise TypeError(f"not a partition filter node: {node!r}")
 
 
-def to_sql(node: Node, columns: Mapping[str, KeyColumn]) -> ColumnElement[bool]:
+def to_sql(node: Node, columns: Mapping[str, KeyColumn], limits: FilterLimits | None = None) -> ColumnElement[bool]:
     """Translate a parsed filter into a SQLAlchemy boolean expression.
 
     ``columns`` maps each partition key name (any case) to its ``KeyColumn``; a
@@ -604,9 +702,11 @@ def to_sql(node: Node, columns: Mapping[str, KeyColumn]) -> ColumnElement[bool]:
       Matching is case-sensitive on SQLite and PostgreSQL; on MariaDB it
       follows the column collation.
 
-    Every literal of the filter becomes a bound parameter.
+    Every literal of the filter becomes a bound parameter (an IN list one
+    expanding parameter). More comparisons than ``limits.max_terms`` (default:
+    this process's limits) raise ``FilterError`` before any SQL is built.
     """
-    return _Translator(columns).translate(node)
+    return _Translator(columns, (limits or _limits).max_terms).translate(node)
 
 
 # ------------------------------------------------------------------------ LIKE
