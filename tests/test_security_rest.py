@@ -363,3 +363,21 @@ def test_locations_outside_the_roots_are_refused(env: Env, rest: RestCatalog, th
     assert state(thrift, ns) == before and files_under(ns_dir) == files
     assert sorted(p.name for p in ns_dir.iterdir()) == ["t"]
     serving(env, rest, ns)
+
+
+def test_purge_reads_only_regular_files(env: Env, rest: RestCatalog, thrift: Client) -> None:
+    """A manifest list that is a FIFO in the table's own directory (clients write there) does not hold the
+    purge, nor the server, for good."""
+    ns, ns_dir = namespace(rest, env)
+    t = rest.create_table(f"{ns}.t", schema=SCHEMA)
+    t.append(rows(1))
+    fifo = ns_dir / "t" / "metadata" / "snap-fifo.avro"
+    os.mkfifo(fifo)
+    snap = {"snapshot-id": 77, "sequence-number": 2, "timestamp-ms": t.metadata.last_updated_ms + 1,
+            "manifest-list": f"file:{fifo}", "summary": {"operation": "append"}, "schema-id": 0}
+    r = http(env, "POST", f"/v1/namespaces/{ns}/tables/t", {"requirements": [], "updates": [
+        {"action": "add-snapshot", "snapshot": snap}]})
+    assert r.status_code == 200, r.text
+    assert http(env, "DELETE", f"/v1/namespaces/{ns}/tables/t?purgeRequested=true").status_code == 204
+    assert fifo.exists() and not [p for p in (ns_dir / "t").rglob("*.parquet")]
+    serving(env, rest, ns)

@@ -246,6 +246,8 @@ class _ConfinedIO(FileIO):
         real = self._allowed(location)
         if real is None:
             raise PermissionError(f"not a file of the purged table: {location}")
+        if not stat.S_ISREG(os.stat(real).st_mode):  # a FIFO would block the purge's thread for good
+            raise PermissionError(f"not a regular file: {location}")
         return self._io.new_input(real)
 
     def new_output(self, location: str) -> OutputFile:
@@ -780,7 +782,7 @@ class IcebergCatalog:
         """
         comps = [Component(type=EXCLUSIVE, level=TABLE, db=db, table=name) for db, name in sorted(set(tables))]
         lockid, state = self.catalog.locks.lock(comps, None, user="iceberg-rest", host=_HOST,
-                                                agent_info="metastore Iceberg REST commit")
+                                                agent_info="metastore Iceberg REST commit", own=True)
         try:
             deadline, delay = time.monotonic() + LOCK_WAIT, 0.002
             while state != ACQUIRED:
