@@ -782,7 +782,7 @@ class IcebergCatalog:
         """
         comps = [Component(type=EXCLUSIVE, level=TABLE, db=db, table=name) for db, name in sorted(set(tables))]
         lockid, state = self.catalog.locks.lock(comps, None, user="iceberg-rest", host=_HOST,
-                                                agent_info="metastore Iceberg REST commit", own=True)
+                                                agent_info="metastore Iceberg REST commit")
         try:
             deadline, delay = time.monotonic() + LOCK_WAIT, 0.002
             while state != ACQUIRED:
