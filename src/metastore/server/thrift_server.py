@@ -3,9 +3,14 @@
 One thread per connection, as Hive's own server. The transport is detected from the first byte of a
 connection: a strict binary message starts with 0x80 (unframed, Hive's default); anything else is read
 as a frame length (framed transport). Each message is read whole and checked (types, lengths, nesting,
-size limit) before it is decoded and handled. A frame or message larger than the limit, a malformed message
-(answered with a TApplicationException when its header named the call), or a client that goes away mid-call
-ends that connection only; the server and the store are unaffected.
+size limit, what decoding it would make) before it is decoded and handled. A frame or message larger than the
+limit, a malformed message (answered with a TApplicationException when its header named the call), or a
+client that goes away mid-call ends that connection only; the server and the store are unaffected.
+
+Bounds (FrontLimits): at most max_connections connections (one more is accepted and closed at once); a
+connection with no call for idle_timeout is closed, and a call must arrive whole within read_timeout of its
+first byte (a client trickling bytes holds its thread no longer); a client that takes no bytes of its answer
+for idle_timeout is dropped. The work on a call has no timeout. The accept loop outlives every accept error.
 """
 
 from __future__ import annotations
@@ -25,10 +30,17 @@ from thriftpy2.transport import TMemoryBuffer, TTransportException
 from thriftpy2.transport.buffered import TCyBufferedTransport
 
 from ..thrift import hms
+from .workers import AcceptErrors, Burst, FrontLimits, hung_up
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_MESSAGE = 256 * 1024 * 1024
+DEFAULT_MAX_MESSAGE = 100 * 1024 * 1024  # Hive's default (hive.metastore.server.max.message.size)
+# What decoding makes of a message is bounded with its bytes: each struct counts STRUCT_COST bytes more and each
+# container element ELEMENT_COST more against the limit. An empty struct is 1 byte on the wire and ~180-300 bytes
+# decoded (a thriftpy2 object with every field; an empty Partition measured 176), so without them a message
+# within the limit could decode to 200 times its size. A partition with its storage descriptor costs ~4 KiB.
+STRUCT_COST = 256
+ELEMENT_COST = 32
 # After answering, a connection polls its socket this long before it blocks, when it is the process's only one:
 # a sequential client's next call (Spark's driver, a DDL script) usually follows within tens of microseconds,
 # and a thread blocked in recv costs a wake-up to resume (~40 us a call on this project's 2-core VMs). With
@@ -38,6 +50,10 @@ POLL_BEFORE_BLOCK_S = 0.0002
 
 class MessageTooLarge(Exception):
     pass
+
+
+class ReadTimeout(Exception):
+    """A connection idle too long, or a call that did not arrive whole in time."""
 
 
 # Thrift binary protocol: the wire size of the fixed-size types, and the smallest encoding of every type
@@ -75,8 +91,9 @@ class _MessageReader:
         self.buf = bytearray()
         self.name: str | None = None
         self.seqid = 0
-        # (depth, type, field id) -> the bytes of the last nested value checked there, within one message
-        self._same: dict[int, bytes] = {}
+        self.cost = 0  # decoded overhead of the message so far: STRUCT_COST, ELEMENT_COST (see _charge)
+        # (depth, type, field id) -> the bytes of the last nested value checked there, and its cost
+        self._same: dict[int, tuple[bytes, int]] = {}
 
     def _need(self, end: int) -> int:
         """Make the first `end` bytes of the message available; returns `end`."""
@@ -125,6 +142,7 @@ class _MessageReader:
             raise Malformed(f"message type {mtype} is not a call", name, self.seqid,
                             TApplicationException.INVALID_MESSAGE_TYPE)
         self._same.clear()
+        self.cost = 0
         end = self._value(12, pos, 0)
         data = bytes(buf[:end])
         del buf[:end]
@@ -145,6 +163,7 @@ class _MessageReader:
         if depth >= MAX_NESTING:
             raise self._bad(f"values nested deeper than {MAX_NESTING}")
         if t == 12:
+            self._charge(pos, STRUCT_COST)
             have, same = len(buf), self._same
             while True:
                 if pos >= have:
@@ -173,14 +192,15 @@ class _MessageReader:
                     # partitions carry the same columns and serde, and comparing bytes is one memcmp
                     key = (depth << 24) | (ft << 16) | (buf[pos - 2] << 8) | buf[pos - 1]
                     seen = same.get(key)
-                    if seen is not None and buf.startswith(seen, pos):
-                        pos += len(seen)
+                    if seen is not None and buf.startswith(seen[0], pos):
+                        pos += len(seen[0])
+                        self._charge(pos, seen[1])
                         continue
-                    start = pos
+                    start, cost = pos, self.cost
                     pos = self._value(ft, pos, depth + 1)
                     have = len(buf)
                     if pos - start <= _SAME_MAX_BYTES and (key in same or len(same) < _SAME_MAX_ENTRIES):
-                        same[key] = bytes(buf[start:pos])
+                        same[key] = (bytes(buf[start:pos]), self.cost - cost)
                     continue
                 else:
                     raise self._bad(f"invalid field type {ft}")
@@ -197,6 +217,13 @@ class _MessageReader:
             return self._items((kt, vt), n, pos + 6, depth)
         raise self._bad(f"invalid type {t}")
 
+    def _charge(self, pos: int, cost: int) -> None:
+        """Count `cost` bytes of decoded overhead; the message ends here if its bytes to `pos` and its
+        overhead exceed the limit."""
+        self.cost += cost
+        if pos + self.cost > self.limit:
+            raise MessageTooLarge(f"message would decode to more than its limit of {self.limit} bytes")
+
     def _items(self, types: tuple[int, ...], n: int, pos: int, depth: int) -> int:
         if n < 0:
             raise self._bad(f"negative container size {n}")
@@ -207,6 +234,7 @@ class _MessageReader:
                 raise self._bad(f"invalid element type {t}")
         if pos + n * sum(_SMALLEST[t] for t in types) > self.limit:
             raise MessageTooLarge(f"container of {n} elements announced (limit {self.limit} bytes)")
+        self._charge(pos, n * len(types) * ELEMENT_COST)
         if all(t in _FIXED for t in types):
             return self._need(pos + n * sum(_FIXED[t] for t in types))
         if types == (11,) or types == (11, 11):  # lists of strings, maps of strings to strings
@@ -252,11 +280,81 @@ class _SocketWriter:
         pass
 
 
+_TIMEVAL = struct.Struct("@ll")
+
+
+def _timeval(seconds: float) -> bytes:
+    seconds = max(seconds, 0.001)
+    return _TIMEVAL.pack(int(seconds), int((seconds - int(seconds)) * 1_000_000))
+
+
+class _Connection:
+    """A connection's socket with its two clocks, kept by the socket itself (SO_RCVTIMEO on a blocking socket:
+    a call that arrives in one read costs no more than before). Between calls a read waits at most
+    idle_timeout; from a call's first byte on, each read waits only what is left of read_timeout."""
+
+    def __init__(self, server: ThriftServer, conn: socket.socket) -> None:
+        self.server, self.conn = server, conn
+        limits = server.limits
+        self.idle, self.read_s = limits.idle_timeout, limits.read_timeout
+        self.deadline = 0.0  # by which the call being read must have arrived; 0 between calls
+        self.waiting = self.idle  # the socket's receive timeout now
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(self.idle))
+        # a client that takes no bytes of its answer for this long is gone
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(self.idle))
+
+    def next_call(self, started: bool) -> None:
+        """Between calls; `started`: bytes of the next call are already read (a client that pipelines)."""
+        self.deadline = time.monotonic() + self.read_s if started else 0.0
+
+    def recv(self, n: int) -> bytes:
+        if self.deadline:
+            return self._recv_within(n)
+        data = self._recv_idle(n)
+        self.deadline = time.monotonic() + self.read_s
+        return data
+
+    def _recv_idle(self, n: int) -> bytes:
+        """The first bytes of the next call: polled for POLL_BEFORE_BLOCK_S while this is the process's only
+        connection (see there), then waited for up to idle_timeout."""
+        conn, server = self.conn, self.server
+        if self.waiting != self.idle:
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(self.idle))
+            self.waiting = self.idle
+        poll_s = server.poll_s
+        if poll_s > 0 and server._connections == 1:
+            clock, nonblocking = time.perf_counter, socket.MSG_DONTWAIT
+            deadline = clock() + poll_s
+            while True:
+                try:
+                    return conn.recv(n, nonblocking)
+                except BlockingIOError:
+                    pass
+                if server._connections != 1 or clock() > deadline:
+                    break
+        try:
+            return conn.recv(n)
+        except BlockingIOError:  # SO_RCVTIMEO ran out
+            raise ReadTimeout(f"no call for {self.idle:g} s (idle_timeout)") from None
+
+    def _recv_within(self, n: int) -> bytes:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise ReadTimeout(f"a call not received whole within {self.read_s:g} s (read_timeout)")
+        self.conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(left))
+        self.waiting = left
+        try:
+            return self.conn.recv(n)
+        except BlockingIOError:
+            raise ReadTimeout(f"a call not received whole within {self.read_s:g} s (read_timeout)") from None
+
+
 class ThriftServer:
     def __init__(self, handler: Any, host: str = "127.0.0.1", port: int = 9083,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE,
                  fast: dict[str, Callable[[Any], bytes | None]] | None = None,
-                 connection_scope: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
+                 connection_scope: Callable[[], AbstractContextManager[Any]] | None = None,
+                 limits: FrontLimits | None = None) -> None:
         self.processor = TProcessor(hms.ThriftHiveMetastore, handler)
         # entered by each connection's thread for the connection's life (Catalog.connection_scope)
         self.connection_scope = connection_scope or nullcontext
@@ -265,18 +363,20 @@ class ThriftServer:
         self.host = host
         self.port = port
         self.max_message = max_message_bytes
+        self.limits = limits or FrontLimits()
         self._sock: socket.socket | None = None
         self._closed = threading.Event()
         self.poll_s = POLL_BEFORE_BLOCK_S
-        self._connections = 0  # open in this process (see _recv)
+        self._connections = 0  # open in this process: counted when accepted, until their thread ends
         self._connections_lock = threading.Lock()
+        self._refused = Burst("thrift: connection refused")
 
     def bind(self) -> int:
         """Bind and listen; returns the port (useful with port 0)."""
         s = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind((self.host, self.port))
-        s.listen(256)
+        s.listen(1024)  # a burst of connections waits here rather than in the clients' SYN retries
         self._sock = s
         self.port = s.getsockname()[1]
         return self.port
@@ -287,20 +387,50 @@ class ThriftServer:
         self.port = sock.getsockname()[1]
 
     def serve_forever(self) -> None:
+        """Accept connections until close(); no accept error stops it (see AcceptErrors)."""
         if self._sock is None:
             self.bind()
         assert self._sock is not None
+        errors = AcceptErrors(f"thrift port {self.port}")
         while not self._closed.is_set():
             try:
                 conn, addr = self._sock.accept()
-            except OSError:
+            except OSError as e:
                 if self._closed.is_set():
                     return
-                raise
+                errors.failed(e)
+                continue
+            try:
+                self._start(conn, addr)
+            except Exception as e:  # no thread to be had, or the connection already broken: drop it, not the loop
+                self._refused.note(f"{type(e).__name__}: {e}")
+                time.sleep(0.02)
+
+    def _start(self, conn: socket.socket, addr: Any) -> None:
+        if hung_up(conn):
+            conn.close()
+            return
+        with self._connections_lock:
+            full = self._connections >= self.limits.max_connections
+            if not full:
+                self._connections += 1
+        if full:
+            self._refused.note(f"{self.limits.max_connections} connections open (max_connections)")
+            conn.close()
+            return
+        try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             threading.Thread(target=self._serve_connection, args=(conn, addr), daemon=True,
                              name=f"thrift-{addr[1] if isinstance(addr, tuple) else addr}").start()
+        except BaseException:
+            self._left()
+            conn.close()
+            raise
+
+    def _left(self) -> None:
+        with self._connections_lock:
+            self._connections -= 1
 
     def close(self) -> None:
         self._closed.set()
@@ -312,72 +442,60 @@ class ThriftServer:
             self._sock.close()
 
     def _serve_connection(self, conn: socket.socket, addr: Any) -> None:
-        with self._connections_lock:
-            self._connections += 1
         try:
-            first = conn.recv(1, socket.MSG_PEEK)
+            c = _Connection(self, conn)
+            try:
+                first = conn.recv(1, socket.MSG_PEEK)
+            except BlockingIOError:
+                raise ReadTimeout(f"no call for {c.idle:g} s (idle_timeout)") from None
             if not first:
                 return
-            with self.connection_scope():
-                if first[0] == 0x80:
-                    self._serve_unframed(conn)
-                else:
-                    self._serve_framed(conn)
-        except (TTransportException, ConnectionError, MessageTooLarge, OSError, EOFError) as e:
+            if first[0] == 0x80:
+                self._serve_unframed(c)
+            else:
+                self._serve_framed(c)
+        except ReadTimeout as e:
+            log.info("connection %s closed: %s", addr, e)
+        except MessageTooLarge as e:
+            log.warning("connection %s closed: %s", addr, e)
+        except (TTransportException, ConnectionError, OSError, EOFError) as e:
             log.debug("connection %s closed: %s", addr, e)
         except Malformed as e:
             log.info("connection %s closed after a malformed message: %s", addr, e.message)
         except Exception as e:  # a failure while decoding a checked message: drop this connection, keep the server
             log.info("connection %s closed after a malformed message: %s: %s", addr, type(e).__name__, e)
         finally:
-            with self._connections_lock:
-                self._connections -= 1
+            self._left()
             try:
                 conn.close()
             except OSError:
                 pass
 
-    def _recv(self, conn: socket.socket) -> Callable[[int], bytes]:
-        """conn.recv, polling first while this is the process's only connection (POLL_BEFORE_BLOCK_S)."""
-        poll_s = self.poll_s
-        if poll_s <= 0:
-            return conn.recv
-        nonblocking, clock = socket.MSG_DONTWAIT, time.perf_counter
+    def _serve_unframed(self, c: _Connection) -> None:
+        reader = _MessageReader(c.recv, self.max_message)
+        out = TCyBinaryProtocol(TCyBufferedTransport(_SocketWriter(c.conn)), strict_write=True)
 
-        def recv(n: int) -> bytes:
-            if self._connections == 1:
-                deadline = clock() + poll_s
-                while True:
-                    try:
-                        return conn.recv(n, nonblocking)
-                    except BlockingIOError:
-                        pass
-                    if self._connections != 1 or clock() > deadline:
-                        break
-            return conn.recv(n)
+        def message() -> bytes:
+            c.next_call(bool(reader.buf))
+            return reader.message()
 
-        return recv
+        self._serve_calls(reader, message, out, out.trans.flush)
 
-    def _serve_unframed(self, conn: socket.socket) -> None:
-        reader = _MessageReader(self._recv(conn), self.max_message)
-        out = TCyBinaryProtocol(TCyBufferedTransport(_SocketWriter(conn)), strict_write=True)
-        while True:
-            self._process(reader, reader.message, out, out.trans.flush)
-
-    def _serve_framed(self, conn: socket.socket) -> None:
+    def _serve_framed(self, c: _Connection) -> None:
         left = 0
 
         def recv(n: int) -> bytes:  # the bytes of the current frame only
             nonlocal left
             if left <= 0:
                 raise reader._bad("the message is longer than its frame")
-            b = conn.recv(min(n, left))
+            b = c.recv(min(n, left))
             left -= len(b)
             return b
 
         def message() -> bytes:
             nonlocal left
-            (size,) = struct.unpack("!i", _recv_exact(conn, 4))
+            c.next_call(False)
+            (size,) = struct.unpack("!i", _recv_exact(c.recv, 4))
             if size <= 0 or size > self.max_message:
                 raise MessageTooLarge(f"frame of {size} bytes announced (limit {self.max_message})")
             left = size
@@ -390,13 +508,20 @@ class ThriftServer:
             data = out_buf.getvalue()
             out_buf.clean()
             if data:  # nothing for a oneway call
-                conn.sendall(struct.pack("!i", len(data)) + data)
+                c.conn.sendall(struct.pack("!i", len(data)) + data)
 
         reader = _MessageReader(recv, self.max_message)
         out_buf = TMemoryBuffer()
         out = TCyBinaryProtocol(out_buf, strict_write=True)
-        while True:
-            self._process(reader, message, out, send)
+        self._serve_calls(reader, message, out, send)
+
+    def _serve_calls(self, reader: _MessageReader, message: Any, out: Any, send: Any) -> None:
+        """The connection's calls, from its first whole one on within the catalog's connection scope (which
+        may keep a store connection for the connection's life: not for one that never sends a whole call)."""
+        self._process(reader, message, out, send)
+        with self.connection_scope():
+            while True:
+                self._process(reader, message, out, send)
 
     def _process(self, reader: _MessageReader, message: Any, out: Any, send: Any) -> None:
         """Read one checked message and answer it; a broken message gets an answer (when it named its call)
@@ -439,10 +564,10 @@ class ThriftServer:
             return None
 
 
-def _recv_exact(conn: socket.socket, n: int) -> bytes:
+def _recv_exact(recv: Callable[[int], bytes], n: int) -> bytes:
     chunks, got = [], 0
     while got < n:
-        b = conn.recv(min(n - got, 1 << 20))
+        b = recv(min(n - got, 1 << 20))
         if not b:
             raise TTransportException(TTransportException.END_OF_FILE, "client closed the connection")
         chunks.append(b)
