@@ -59,7 +59,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
     from .app import register_relay, start_notifications
     from .repl.policies import start_scheduler
     from .server.serialized import SerializedReads
-    from .server.workers import supervise
+    from .server.workers import front_limits, small_thread_stacks, supervise
     from .store.engine import start_wal_checkpointer
 
     s = _settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse, bus=bus, relay=relay,
@@ -69,16 +69,24 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
     except SchemaVersionError as e:
         raise click.ClickException(str(e)) from None
     register_relay(catalog, s)
+    try:  # the bounds of both fronts, in each process (README "Security")
+        limits = front_limits(s, fronts=2 if s.rest else 1)
+        if s.max_message_bytes < 1 or s.max_request_bytes < 1:
+            raise ValueError("max_message_bytes and max_request_bytes must be positive")
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    small_thread_stacks()  # a connection costs a thread: thousands of them reserve 1 MiB each, not 8
 
     def make_server(catalog: Any) -> ThriftServer:
         return ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port,
+                            max_message_bytes=s.max_message_bytes, limits=limits,
                             fast=SerializedReads(catalog).methods(), connection_scope=catalog.connection_scope)
 
     rest_server = None
     if s.rest:  # the Iceberg REST catalog: its socket is bound here, served by every worker (see metastore.rest)
         from .rest.server import RestServer
 
-        rest_server = RestServer(catalog, s.host, s.rest_port)
+        rest_server = RestServer(catalog, s.host, s.rest_port, limits, s.max_request_bytes)
         try:
             rest_server.bind()
         except OSError as e:
@@ -124,7 +132,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
         if rest_listening is not None:  # every worker accepts REST connections on the shared socket too
             from .rest.server import RestServer
 
-            own_rest = RestServer(own, s.host, s.rest_port)
+            own_rest = RestServer(own, s.host, s.rest_port, limits, s.max_request_bytes)
             own_rest.adopt(rest_listening)
             own_rest.start()
         if i == 0:  # one relay and one cleaner for the whole server
