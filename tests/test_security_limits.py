@@ -236,6 +236,23 @@ def test_a_trickled_request_is_cut_at_the_read_timeout(db: Database, tmp_path: P
         srv.stop()
 
 
+def test_workers_keep_the_bounds_too(db: Database, tmp_path: Path) -> None:
+    """With --workers 2 every worker process serves both fronts with the settings' bounds."""
+    srv = _LimitedServer(db, tmp_path, "--workers", "2",
+                         env={**SHORT, "METASTORE_MAX_REQUEST_BYTES": "1000"}).start()
+    try:
+        idle = [socket.create_connection(("127.0.0.1", port)) for port in (srv.port, srv.rest_port) * 4]
+        assert _served_within(srv, 10) < 10
+        assert all(_closed_within(s, 4) is not None for s in idle)  # whichever worker took them
+        for _ in range(4):  # whichever worker answers
+            status, _, body, s = _http(srv.rest_port, b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\n"
+                                                      b"Content-Length: 2000\r\n\r\n" + b" " * 2000)
+            assert status == 413 and "max_request_bytes" in _error_model(body, 413)
+            s.close()
+    finally:
+        srv.stop()
+
+
 # ---- request size caps
 
 def test_oversized_requests_refused_on_both_fronts(db: Database, tmp_path: Path) -> None:
