@@ -91,7 +91,7 @@ class _MessageReader:
         self.buf = bytearray()
         self.name: str | None = None
         self.seqid = 0
-        self.cost = 0  # decoded overhead of the message so far: STRUCT_COST, ELEMENT_COST (see _charge)
+        self.cost = 0  # decoded overhead of the message so far: STRUCT_COST, ELEMENT_COST
         # (depth, type, field id) -> the bytes of the last nested value checked there, and its cost
         self._same: dict[int, tuple[bytes, int]] = {}
 
@@ -144,6 +144,10 @@ class _MessageReader:
         self._same.clear()
         self.cost = 0
         end = self._value(12, pos, 0)
+        # checked once, here: the bytes held meanwhile are bounded by the limit; the decoding comes after
+        if end + self.cost > self.limit:
+            raise MessageTooLarge(f"message of {end} bytes would decode to more than its limit of {self.limit} "
+                                  f"bytes (~{self.cost} bytes of objects)")
         data = bytes(buf[:end])
         del buf[:end]
         return data
@@ -163,7 +167,7 @@ class _MessageReader:
         if depth >= MAX_NESTING:
             raise self._bad(f"values nested deeper than {MAX_NESTING}")
         if t == 12:
-            self._charge(pos, STRUCT_COST)
+            self.cost += STRUCT_COST
             have, same = len(buf), self._same
             while True:
                 if pos >= have:
@@ -194,7 +198,7 @@ class _MessageReader:
                     seen = same.get(key)
                     if seen is not None and buf.startswith(seen[0], pos):
                         pos += len(seen[0])
-                        self._charge(pos, seen[1])
+                        self.cost += seen[1]
                         continue
                     start, cost = pos, self.cost
                     pos = self._value(ft, pos, depth + 1)
@@ -217,13 +221,6 @@ class _MessageReader:
             return self._items((kt, vt), n, pos + 6, depth)
         raise self._bad(f"invalid type {t}")
 
-    def _charge(self, pos: int, cost: int) -> None:
-        """Count `cost` bytes of decoded overhead; the message ends here if its bytes to `pos` and its
-        overhead exceed the limit."""
-        self.cost += cost
-        if pos + self.cost > self.limit:
-            raise MessageTooLarge(f"message would decode to more than its limit of {self.limit} bytes")
-
     def _items(self, types: tuple[int, ...], n: int, pos: int, depth: int) -> int:
         if n < 0:
             raise self._bad(f"negative container size {n}")
@@ -234,7 +231,7 @@ class _MessageReader:
                 raise self._bad(f"invalid element type {t}")
         if pos + n * sum(_SMALLEST[t] for t in types) > self.limit:
             raise MessageTooLarge(f"container of {n} elements announced (limit {self.limit} bytes)")
-        self._charge(pos, n * len(types) * ELEMENT_COST)
+        self.cost += n * len(types) * ELEMENT_COST
         if all(t in _FIXED for t in types):
             return self._need(pos + n * sum(_FIXED[t] for t in types))
         if types == (11,) or types == (11, 11):  # lists of strings, maps of strings to strings
