@@ -10,10 +10,29 @@ Locks outside transactions expire when their holder has not heartbeated (lock, c
 `timeout` seconds; transactions (and their locks) likewise. Expiry runs first in every lock call, so a
 killed holder blocks others for at most the timeout. Every change runs in one store write transaction, which
 serializes writers across all server processes on the database.
+
+Locks the server takes for itself (the Iceberg REST commit's table locks, `own=True`) carry their holder in
+the agent info: a key of the machine and pid namespace, the pid and the process's start time. A server
+process killed while holding one would otherwise block that table's commits for the whole timeout; instead
+any process of the same machine releases it as soon as the holder is provably gone (no such pid, a zombie, or
+a pid reused by a process started at another time): once when a process makes its first lock call, and
+whenever such a lock blocks a request. A holder on another machine, or one whose state cannot be read, is
+never judged dead: its locks expire with the timeout as before, so no live holder ever loses its lock.
+
+Bounds (a client's request must not make the server allocate or loop without limit): open_txns opens at most
+`max_open_batch` transactions per call (Hive 2.3 clamps the count the same way, it does not refuse) and
+refuses beyond `max_open_txns` open transactions in all (Hive's hive.max.open.txns, same message); a lock
+request has at most MAX_LOCK_COMPONENTS components, and finding its blocker is linear in the request and the
+locks it meets, not their product.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
+import re
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +54,12 @@ _STATE_OF = {"a": ACQUIRED, "w": WAITING}
 _COMPATIBLE = {("r", "r"), ("r", "w"), ("w", "r"), ("r", "x"), ("x", "r")}
 
 DEFAULT_TIMEOUT = 300.0
+MAX_OPEN_BATCH = 1000  # Hive's hive.txn.max.open.batch (settings.txn_max_open_batch)
+MAX_OPEN_TXNS = 100_000  # Hive's hive.max.open.txns
+MAX_LOCK_COMPONENTS = 100_000  # one lock request's components (Hive locks a partition per component)
+TOO_MANY_TXNS = "Maximum allowed number of open transactions has been reached. See hive.max.open.txns."
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -98,33 +123,165 @@ def _overlap(a: LockRow, b: LockRow) -> bool:
 
 
 def conflicts(a: LockRow, b: LockRow) -> bool:
+    """Whether two locks' components conflict: the definition, which first_conflict computes in one pass."""
     if a.ext_id == b.ext_id or (a.txnid and a.txnid == b.txnid):  # one lock, or one transaction's
         return False
     return _overlap(a, b) and (a.type, b.type) not in _COMPATIBLE
 
 
+def first_conflict(mine: list[LockRow], others: list[LockRow]) -> LockRow | None:
+    """The first of `others` (in their order) that conflicts with one of `mine` (one lock's components): one
+    pass over each list, so a request of many components against many locks costs what its rows cost."""
+    in_db: dict[str, set[str]] = {}  # lock types of my components in a database (a database lock meets them)
+    db_wide: dict[str, set[str]] = {}  # ... of my database locks (they meet everything in the database)
+    in_table: dict[tuple[str, str], set[str]] = {}  # ... of my table and partition locks on a table
+    table_wide: dict[tuple[str, str], set[str]] = {}  # ... of my table locks
+    part: dict[tuple[str, str, str], set[str]] = {}  # ... of my partition locks
+    for m in mine:
+        in_db.setdefault(m.db, set()).add(m.type)
+        if m.table is None:
+            db_wide.setdefault(m.db, set()).add(m.type)
+            continue
+        in_table.setdefault((m.db, m.table), set()).add(m.type)
+        if m.partition is None:
+            table_wide.setdefault((m.db, m.table), set()).add(m.type)
+        else:
+            part.setdefault((m.db, m.table, m.partition), set()).add(m.type)
+    ext, txnid, none = mine[0].ext_id, mine[0].txnid, frozenset[str]()
+    for o in others:
+        if o.ext_id == ext or (txnid and o.txnid == txnid):  # one lock, or one transaction's
+            continue
+        met = set(db_wide.get(o.db, none))
+        if o.table is None:
+            met |= in_db.get(o.db, none)
+        else:
+            met |= table_wide.get((o.db, o.table), none)
+            if o.partition is None:
+                met |= in_table.get((o.db, o.table), none)
+            else:
+                met |= part.get((o.db, o.table, o.partition), none)
+        if any((t, o.type) not in _COMPATIBLE for t in met):
+            return o
+    return None
+
+
+# ---- the holder of the server's own locks --------------------------------------------------------------
+
+_HOLDER = re.compile(r"\[holder ([0-9a-f]{16}) ([1-9][0-9]{0,9}) ([0-9]{0,20})\]$")
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _machine_key() -> str:
+    """Who may judge a pid: the same host name, boot (Linux's boot id) and pid namespace (containers sharing a
+    host name see other pids), as a short hash."""
+    try:
+        ns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        ns = ""
+    raw = "\0".join((socket.gethostname(), _read("/proc/sys/kernel/random/boot_id"), ns))
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+_MACHINE = _machine_key()
+
+
+def _proc_stat(pid: int) -> tuple[str, str] | None:
+    """(state, start time in clock ticks since boot) of a process from Linux's /proc; None where unreadable."""
+    text = _read(f"/proc/{pid}/stat")
+    if ")" not in text:
+        return None
+    fields = text.rsplit(")", 1)[1].split()  # the command name, in parentheses, may hold spaces
+    return (fields[0], fields[19]) if len(fields) > 19 else None
+
+
+_own_start: dict[int, str] = {}
+
+
+def holder_tag(purpose: str | None = None) -> str:
+    """Agent info for a lock this process holds: its purpose and the holder's identity (at most 128 chars)."""
+    pid = os.getpid()
+    if pid not in _own_start:  # a forked worker is another process: its own entry
+        st = _proc_stat(pid)
+        _own_start[pid] = st[1] if st else ""
+    tag = f"[holder {_MACHINE} {pid} {_own_start[pid]}]"
+    return f"{(purpose or '')[:128 - len(tag) - 1]} {tag}".lstrip()
+
+
+def holder_gone(agent_info: str | None) -> bool:
+    """Whether the lock's agent info names a holder process of this machine that is provably gone: no such
+    pid, a zombie, or a pid now used by a process started at another time. Anything unknown: not gone."""
+    m = _HOLDER.search(agent_info or "")
+    if m is None or m.group(1) != _MACHINE:
+        return False
+    pid, started = int(m.group(2)), m.group(3)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return True
+    except OSError:  # e.g. another user's process: it exists
+        return False
+    st = _proc_stat(pid)
+    if st is None:
+        return False
+    return st[0] in ("Z", "X") or bool(started and st[1] != started)
+
+
 class Locks:
-    def __init__(self, catalog: Any, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, catalog: Any, timeout: float = DEFAULT_TIMEOUT, max_open_batch: int = MAX_OPEN_BATCH,
+                 max_open_txns: int = MAX_OPEN_TXNS) -> None:
         self.catalog = catalog
         self.timeout = float(timeout)
+        self.max_open_batch = max_open_batch
+        self.max_open_txns = max_open_txns
+        self._swept_pid = 0  # the process that last released dead holders' locks (a fork must sweep again)
 
     @contextmanager
     def _session(self, txnid: int | None = None) -> Iterator[tuple[LockQueries, int]]:
         """(queries, now in ms) inside one store write transaction, expired locks and transactions already
         gone (every call expires first, so a dead holder blocks others for at most the timeout); with
         `txnid`, that transaction is checked to be open before anything else."""
+        sweep = self._swept_pid != os.getpid()
         with self.catalog._write() as tx:
             q = LockQueries(tx.conn)
             now = _now_ms()
             self._expire(q, now)
+            if sweep:
+                self._release_gone(q)
             if txnid:
                 self._open_txn(q, txnid)
             yield q, now
+        if sweep:  # only once committed: a call that failed rolled the release back
+            self._swept_pid = os.getpid()
 
     def _expire(self, q: LockQueries, now: int) -> None:
         older = now - int(self.timeout * 1000)
         q.expire_locks(older)
         q.expire_txns(older)
+
+    @staticmethod
+    def _release_gone(q: LockQueries) -> int:
+        """Release the locks of this machine's server processes that are gone (a crash, kill -9)."""
+        n = 0
+        for ext, info in q.tagged_locks(f"%[holder {_MACHINE} %"):
+            if holder_gone(info) and q.delete_lock(ext):
+                n += 1
+                log.warning("released %s, held by a server process of this host that is gone (%s)",
+                            _lock_name(ext), info)
+        return n
+
+    def release_gone_holders(self) -> int:
+        """Release now the locks of this machine's server processes that are gone; how many (for start-up)."""
+        with self._session() as (q, _):
+            return self._release_gone(q)
 
     @staticmethod
     def _open_txn(q: LockQueries, txnid: int) -> TxnRow:
@@ -138,10 +295,15 @@ class Locks:
     # ---- locks ----------------------------------------------------------------------------------------
 
     def lock(self, components: list[Component], txnid: int | None, user: str, host: str,
-             agent_info: str | None = None) -> tuple[int, int]:
-        """(lock id, ACQUIRED or WAITING)."""
+             agent_info: str | None = None, own: bool = False) -> tuple[int, int]:
+        """(lock id, ACQUIRED or WAITING). `own`: a lock this server process takes for itself, released by
+        the others of its machine as soon as the process is gone (see the module's comment)."""
         if not components:
             raise MetaError("A lock request needs at least one component")
+        if len(components) > MAX_LOCK_COMPONENTS:
+            raise MetaError(f"A lock request has {len(components)} components, more than {MAX_LOCK_COMPONENTS}")
+        if own:
+            agent_info = holder_tag(agent_info)
         for c in components:
             if c.type not in _TYPE_CODE:
                 raise MetaError(f"Unknown lock type {c.type}")
@@ -169,18 +331,17 @@ class Locks:
 
     @staticmethod
     def _blocker(q: LockQueries, mine: list[LockRow]) -> LockRow | None:
-        others = q.locks_in_dbs(sorted({m.db for m in mine}), mine[0].ext_id)
-        for o in others:
-            for m in mine:
-                if conflicts(m, o):
-                    return o
-        return None
+        return first_conflict(mine, q.locks_in_dbs(sorted({m.db for m in mine}), mine[0].ext_id))
 
     def _evaluate(self, q: LockQueries, mine: list[LockRow], now: int) -> int:
         if all(m.state == "a" for m in mine):
             return ACQUIRED
-        if self._blocker(q, mine) is not None:
-            return WAITING
+        while (b := self._blocker(q, mine)) is not None:
+            if b.txnid or not holder_gone(b.agent_info):
+                return WAITING
+            q.delete_lock(b.ext_id)  # a dead server process's own lock: it would block until the timeout
+            log.warning("released %s, held by a server process of this host that is gone (%s)",
+                        _lock_name(b.ext_id), b.agent_info)
         q.acquire(mine[0].ext_id, now)
         return ACQUIRED
 
@@ -214,14 +375,14 @@ class Locks:
             rows = q.locks(db=db.lower() if db else None, table=table.lower() if table else None,
                            partition=partition or None, txnid=txnid or None)
             out = []
-            mine: dict[int, list[LockRow]] = {}
+            blockers: dict[int, int | None] = {}  # per lock, not per component: one query for each lock
             for r in rows:
                 blocker = None
                 if r.state == "w":
-                    if r.ext_id not in mine:
-                        mine[r.ext_id] = q.locks(ext_id=r.ext_id)
-                    b = self._blocker(q, mine[r.ext_id])
-                    blocker = b.ext_id if b is not None else None
+                    if r.ext_id not in blockers:
+                        b = self._blocker(q, q.locks(ext_id=r.ext_id))
+                        blockers[r.ext_id] = b.ext_id if b is not None else None
+                    blocker = blockers[r.ext_id]
                 out.append(LockInfo(r.ext_id, r.db, r.table, r.partition, _STATE_OF.get(r.state, WAITING),
                                     _TYPE_OF.get(r.type, EXCLUSIVE), r.txnid, r.last_heartbeat, r.acquired_at,
                                     r.user, r.host, r.heartbeat_count, r.agent_info, r.int_id, blocker))
@@ -245,7 +406,10 @@ class Locks:
     def open_txns(self, n: int, user: str, host: str, agent_info: str | None = None) -> list[int]:
         if n is None or n <= 0:
             raise MetaError(f"Invalid input for number of txns: {n}")
+        n = min(n, self.max_open_batch)  # as Hive's TxnHandler.openTxns: the client gets the ids it got
         with self._session() as (q, now):
+            if q.count_txns("o") + n > self.max_open_txns:
+                raise MetaError(TOO_MANY_TXNS)
             first = q.next_txn_ids(n)
             ids = list(range(first, first + n))
             q.insert_txns([{"TXN_ID": i, "TXN_STATE": "o", "TXN_STARTED": now, "TXN_LAST_HEARTBEAT": now,

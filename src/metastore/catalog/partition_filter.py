@@ -49,6 +49,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
+from sqlalchemy.sql.visitors import InternalTraversal
 
 __all__ = [
     "And",
@@ -158,8 +159,8 @@ class FilterLimits:
     max_in_list: int = 10_000  # literals of one IN list (settings.filter_max_in_list)
     max_depth: int = MAX_DEPTH  # nested parentheses and NOTs
     # Comparisons in the SQL (an IN list, or equalities of one key joined by OR, count once): each costs about
-    # a millisecond per call to compile and run, and SQLite refuses an expression deeper than 1,000 anyway.
-    max_terms: int = 1000
+    # a millisecond per call per 1,000 partitions.
+    max_terms: int = 500
 
 
 # The process's limits, from the server's settings (set_limits); parse() applies them unless given others.
@@ -586,6 +587,34 @@ def _bind_list(values: list[LiteralValue], numeric: bool) -> Any:
     return sa.bindparam(None, [str(v) for v in values], expanding=True, type_=sa.String)
 
 
+class _Group(ColumnElement[Any]):
+    """Parentheses that SQLAlchemy keeps (it flattens nested AND/OR chains, and drops its own Grouping there)."""
+
+    inherit_cache = True
+    _traverse_internals = [("element", InternalTraversal.dp_clauseelement)]
+    type = sa.types.NullType()  # not Boolean: SQLAlchemy would render a Boolean operand of AND/OR as "(...) = 1"
+
+    def __init__(self, element: ColumnElement[bool]) -> None:
+        self.element = element
+
+
+@compiles(_Group)
+def _compile_group(element: _Group, compiler: Any, **kw: Any) -> str:
+    return f"({compiler.process(element.element, **kw)})"
+
+
+_CHAIN = 64  # operands of one AND/OR chain in the SQL; a longer one becomes nested chains of this many
+
+
+def _chain(join: Callable[..., ColumnElement[bool]], items: list[ColumnElement[bool]]) -> ColumnElement[bool]:
+    """`a OR b OR ...`, with a long chain nested in parenthesized chains of _CHAIN operands: the same meaning,
+    but the depth SQLite's parser sees grows with the logarithm of the count (it refuses a depth of 1,000:
+    about 300 comparisons in one flat chain)."""
+    while len(items) > _CHAIN:
+        items = [_Group(join(*items[i : i + _CHAIN])) for i in range(0, len(items), _CHAIN)]
+    return join(*items)
+
+
 class _Translator:
     def __init__(self, columns: Mapping[str, KeyColumn], max_terms: int) -> None:
         self._columns = {name.lower(): col for name, col in columns.items()}
@@ -642,7 +671,7 @@ class _Translator:
             self._term()
             return _like(self._column(node.key).value, node.pattern)
         if isinstance(node, In):
-            expr = sa.or_(*self._in_lists([(node.key, v) for v in node.values]))
+            expr = _chain(sa.or_, self._in_lists([(node.key, v) for v in node.values]))
             return sa.not_(expr) if node.negated else expr
         if isinstance(node, Between):
             lo_side, lo_num = self._side(node.key, node.low)
@@ -657,15 +686,15 @@ class _Translator:
                 )
             return sa.not_(expr) if node.negated else expr
         if isinstance(node, And):
-            return sa.and_(*(self.translate(child) for child in node.operands))
+            return _chain(sa.and_, [self.translate(child) for child in node.operands])
         if isinstance(node, Or):
             # `k = 1 OR k = 2 OR ...` (how Spark sends an IN list) as one IN per key: the same meaning, a
             # fraction of the SQL; the other operands as they are
             equal = [(c.key, c.value) for c in node.operands if isinstance(c, Compare) and c.op == "="]
             if len(equal) < 2:
-                return sa.or_(*(self.translate(child) for child in node.operands))
+                return _chain(sa.or_, [self.translate(child) for child in node.operands])
             rest = [self.translate(c) for c in node.operands if not (isinstance(c, Compare) and c.op == "=")]
-            return sa.or_(*self._in_lists(equal), *rest)
+            return _chain(sa.or_, self._in_lists(equal) + rest)
         if isinstance(node, Not):
             return sa.not_(self.translate(node.operand))
         raise TypeError(f"not a partition filter node: {node!r}")

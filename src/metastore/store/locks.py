@@ -125,6 +125,12 @@ class LockQueries:
     def delete_txn_locks(self, txnid: int) -> int:
         return self.conn.execute(s.hive_locks.delete().where(L.HL_TXNID == txnid)).rowcount
 
+    def tagged_locks(self, like: str) -> list[tuple[int, str]]:
+        """(ext id, agent info) of each lock outside transactions whose agent info matches the LIKE pattern."""
+        q = sa.select(L.HL_LOCK_EXT_ID, L.HL_AGENT_INFO).distinct().where(L.HL_TXNID == 0,
+                                                                          L.HL_AGENT_INFO.like(like))
+        return [(int(r[0]), r[1]) for r in self.conn.execute(q)]
+
     def expire_locks(self, older_than: int) -> int:
         """Drop the locks outside transactions whose holder stopped heartbeating before `older_than`."""
         return self.conn.execute(s.hive_locks.delete().where(L.HL_TXNID == 0,
@@ -142,6 +148,10 @@ class LockQueries:
     def txns(self, states: Sequence[str]) -> list[TxnRow]:
         q = sa.select(s.txns).where(T.TXN_STATE.in_(list(states))).order_by(T.TXN_ID)
         return [_txn(r) for r in self.conn.execute(q)]
+
+    def count_txns(self, state: str) -> int:
+        return int(self.conn.execute(sa.select(sa.func.count()).select_from(s.txns).where(
+            T.TXN_STATE == state)).scalar() or 0)
 
     def set_txn_state(self, txnid: int, state: str) -> None:
         self.conn.execute(s.txns.update().where(T.TXN_ID == txnid).values(TXN_STATE=state))
