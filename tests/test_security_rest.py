@@ -304,17 +304,18 @@ def test_purge_never_reaches_another_tables_files(env: Env, rest: RestCatalog, t
     assert http(env, "DELETE", f"/v1/namespaces/{ns}/tables/evil?purgeRequested=true").status_code == 204
     assert files_under(victim_dir) == kept
 
-    # 3. created over the victim's location, given the victim's snapshot by a commit, then purged
+    # 3. created over the victim's location (allowed: an Iceberg table is external; refusing it is safe too),
+    #    given the victim's snapshot by a commit, then purged
     r = http(env, "POST", f"/v1/namespaces/{ns}/tables", create_body("over", location=victim.location()))
-    assert r.status_code == 200, r.text
-    snap = json.loads(Path(victim.metadata_location.removeprefix("file:")).read_text())["snapshots"][-1]
-    r = http(env, "POST", f"/v1/namespaces/{ns}/tables/over", {"requirements": [], "updates": [
-        {"action": "add-snapshot", "snapshot": {**snap, "sequence-number": 1, "parent-snapshot-id": None}},
-        {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snap["snapshot-id"]}]})
-    assert r.status_code == 200, r.text
-    assert http(env, "DELETE", f"/v1/namespaces/{ns}/tables/over?purgeRequested=true").status_code == 204
-    assert all(Path(p).exists() for p in kept)  # its own metadata files went, the victim's all stay
-    assert files_under(victim_dir).items() >= kept.items()
+    assert r.status_code in (200, 400, 403), r.text
+    if r.status_code == 200:
+        snap = json.loads(Path(victim.metadata_location.removeprefix("file:")).read_text())["snapshots"][-1]
+        r = http(env, "POST", f"/v1/namespaces/{ns}/tables/over", {"requirements": [], "updates": [
+            {"action": "add-snapshot", "snapshot": {**snap, "sequence-number": 1, "parent-snapshot-id": None}},
+            {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snap["snapshot-id"]}]})
+        assert r.status_code == 200, r.text
+        assert http(env, "DELETE", f"/v1/namespaces/{ns}/tables/over?purgeRequested=true").status_code == 204
+    assert files_under(victim_dir).items() >= kept.items()  # nothing under the victim's location is deleted
 
     # 4. a table whose metadata puts it outside the allowed roots: its purge is refused, nothing deleted there
     bait = env.outside / "bait.parquet"

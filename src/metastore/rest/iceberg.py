@@ -21,6 +21,7 @@ and a purge deletes only files under the dropped table's own location and under 
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
@@ -146,7 +147,8 @@ _CONNECTION_PREFIXES = (
 _CONNECTION_KEYS = frozenset({"warehouse", "uri", "token", "credential", "scope", "default_scheme",
                               "default_netloc", "buffer-size", "py-io-impl", "io-impl", "catalog-impl"})
 _CONNECTION_WORDS = ("endpoint", "proxy", "signer", "secret", "password", "access-key")
-# the largest metadata file the server reads (a metadata file of 100,000 snapshots is some 50 MiB)
+# the largest metadata file the server reads: a bound on what one request makes it hold (a table's metadata
+# grows by well under a KiB a snapshot, and old snapshots are expired)
 MAX_METADATA_BYTES = 128 * 1024 * 1024
 
 
@@ -213,6 +215,7 @@ def read_metadata_file(path: str, location: str) -> TableMetadata:
         raise _NotMetadata() from None
 
 
+@functools.lru_cache(maxsize=1)
 def _server_io() -> FileIO:
     """The one FileIO of the server: PyArrow's local file system, built from no client property."""
     from pyiceberg.io.pyarrow import PyArrowFileIO  # pyarrow only once a table is written
@@ -782,7 +785,7 @@ class IcebergCatalog:
         """
         comps = [Component(type=EXCLUSIVE, level=TABLE, db=db, table=name) for db, name in sorted(set(tables))]
         lockid, state = self.catalog.locks.lock(comps, None, user="iceberg-rest", host=_HOST,
-                                                agent_info="metastore Iceberg REST commit")
+                                                agent_info="metastore Iceberg REST commit", own=True)
         try:
             deadline, delay = time.monotonic() + LOCK_WAIT, 0.002
             while state != ACQUIRED:
