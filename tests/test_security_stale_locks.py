@@ -28,6 +28,9 @@ pytest.importorskip("pyiceberg.catalog.rest")
 from hive_metastore.ttypes import (LockComponent, LockLevel, LockRequest, LockState, LockType,  # noqa: E402
                                    ShowLocksRequest, UnlockRequest)
 
+# every test starts, kills and restarts servers: seconds each
+pytestmark = pytest.mark.slow
+
 LONG = {"METASTORE_TXN_TIMEOUT": "300s"}  # a stale lock would block for five minutes: "at once" is provable
 SCHEMA = {"type": "struct", "schema-id": 0,
           "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
@@ -267,7 +270,6 @@ for i in range(n):
 """
 
 
-@pytest.mark.slow
 def test_kill_during_rest_commits_then_commit_at_once(fresh_database: Database, tmp_path: Path) -> None:
     """Three rounds: 20 REST commits on one table from another process, the server killed -9 at a random
     moment of them, restarted: the next commit succeeds at once (timeout 300 s), no REST lock is left."""
@@ -298,7 +300,6 @@ def test_kill_during_rest_commits_then_commit_at_once(fresh_database: Database, 
         srv.stop()
 
 
-@pytest.mark.slow
 def test_killed_holder_with_the_lock_granted(fresh_database: Database, tmp_path: Path) -> None:
     """The lock granted, not waiting: the test holds the table's row (SELECT ... FOR UPDATE) so the commit,
     once it has the table lock, waits in its swap; the server is killed -9 there."""
