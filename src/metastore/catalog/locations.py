@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
+import stat
 from collections.abc import Iterable, Sequence
 
 from .errors import InvalidObject, MetaError
@@ -17,8 +19,24 @@ from .errors import InvalidObject, MetaError
 # Schemes a location may have. Others (javascript:, http:, ...) are refused when stored.
 KNOWN_SCHEMES = frozenset({
     "file", "hdfs", "viewfs", "s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "adl", "oss", "cos",
-    "cosn", "ofs", "o3fs", "jfs", "alluxio", "pvfs2", "har",
+    "cosn", "ofs", "o3fs", "jfs", "alluxio", "pvfs2", "har", "pfile", "maprfs", "obs", "tos", "lakefs", "webhdfs",
+    "swebhdfs",
 })
+
+# A location needs work when it has a control character, a `.` or `..` segment, an empty segment after the
+# scheme's own `//`, or a trailing slash; most locations have none and are returned as given.
+_UNTIDY = re.compile(r"[\x00-\x1f\x7f]|/\.\.?(?:/|$)|^//|[^:/]//|:///?/|./$")
+
+
+def _both(paths: Iterable[str]) -> list[str]:
+    """Normalized local paths as configured and resolved (the same directory may be written either way)."""
+    out: list[str] = []
+    for p in paths:
+        path = posixpath.normpath(os.path.abspath(local_path(p) or p))
+        for x in (path, os.path.realpath(path)):
+            if x not in out:
+                out.append(x)
+    return out
 
 
 def split_roots(text: str | None) -> list[str]:
@@ -83,6 +101,30 @@ def normalize(location: str, what: str = "location") -> str:
     return f"{location[:len(scheme)]}:" + _clean(rest, location, what)
 
 
+def resolve(location: str, what: str = "location") -> str:
+    """The location with its path's `.`, `..`, repeated and trailing slashes resolved, in the form the client
+    wrote it (`file:/x`, `file:///x`, `/x`, `hdfs://nn/x` stay so: clients read their own form back).
+
+    Raises InvalidObject as normalize() does (not absolute, unknown scheme, control characters, `..` above
+    the root)."""
+    if isinstance(location, str) and (location.startswith("file:/") or location.startswith("/")) \
+            and not _UNTIDY.search(location):
+        return location  # the usual case, checked in one pass
+    if not isinstance(location, str) or not location.strip():
+        raise InvalidObject(f"{what} is empty")
+    norm = normalize(location, what)  # every check
+    scheme = scheme_of(location)
+    if scheme == "file":
+        path = norm[len("file:"):]
+        if location.startswith("/"):
+            return path
+        rest = location[5:]
+        if rest.startswith("//"):  # file:///x or file://localhost/x: keep the authority part
+            return location[:7] + rest[2:].partition("/")[0] + path
+        return location[:5] + path
+    return norm
+
+
 def _clean(path: str, location: str, what: str) -> str:
     depth = 0
     for part in path.split("/"):
@@ -114,22 +156,82 @@ class LocationPolicy:
         self.roots = [self._real(r) for r in roots]
         self.read_roots = self.roots + [self._real(r) for r in read_roots]
         self.protected = [self._real(p) for p in protected]
+        # each root and protected path as configured and as resolved: the write path compares strings and looks
+        # for links below a root with lstat (a few system calls) instead of resolving every location
+        self._roots = _both(roots)
+        self._protected = _both(protected)
 
     @staticmethod
     def _real(location: str) -> str:
         path = local_path(location) or location
         return os.path.realpath(path)
 
+    def _inside_root(self, path: str, strictly: bool, links: bool = True) -> bool:
+        """Whether a normalized local path is inside an allowed root (or is one, unless `strictly`) and, with
+        `links`, no symbolic link is between the root and it: a link could lead anywhere."""
+        for root in self._roots:
+            if not is_under(path, root):
+                continue
+            if path == root:
+                if strictly:
+                    continue
+                return True
+            if not links:
+                return True
+            cur = root.rstrip("/")
+            for part in path[len(cur) + 1:].split("/"):
+                cur += "/" + part
+                try:
+                    if stat.S_ISLNK(os.lstat(cur).st_mode):
+                        return False
+                except FileNotFoundError:
+                    break  # the rest does not exist yet: nothing to follow
+                except OSError:
+                    return False
+            return True
+        return False
+
+    def _holds_protected(self, path: str) -> bool:
+        return any(is_under(p, path) for p in self._protected)
+
+    def protected_below(self, path: str) -> bool:
+        """Whether a protected path is strictly inside a normalized local path."""
+        return any(p != path and is_under(p, path) for p in self._protected)
+
     def owns(self, location: str | None) -> bool:
         """Whether the server may create, move or delete at this location: a local path strictly inside an
-        allowed root (symbolic links resolved), not containing and not inside a protected path."""
-        path = local_path(location)
+        allowed root (no symbolic link below the root), not containing and not inside a protected path."""
+        path = lexical_path(location)
+        if path is None or not self._inside_root(path, strictly=True):
+            return False
+        return not self._holds_protected(path)
+
+    def may_create(self, location: str | None) -> bool:
+        """Whether the server may make this location's directory: anywhere it owns, or the root itself; outside
+        the roots too (Hive makes the directories of tables and partitions located anywhere: an empty directory
+        harms no file), but never in or around the store's files."""
+        path = lexical_path(location)
         if path is None:
             return False
+        # inside a root, links are not looked for: a directory made through one is empty and has a table's or
+        # a partition's name (never a store file's); deletes and moves do look (owns)
+        if self._inside_root(path, strictly=False, links=False):
+            return not self._holds_protected(path)
         real = os.path.realpath(path)
-        if not any(is_under(real, r) and real != r for r in self.roots):
-            return False
-        return not any(is_under(p, real) for p in self.protected)
+        return not any(is_under(p, x) or is_under(x, p) for p in self._protected for x in (path, real))
+
+    def managed_problem(self, location: str | None) -> str | None:
+        """Why a managed object (database, table, partition) may not be at this location, or None. One the
+        server would delete with its data: not the store's files or a directory holding them, not an allowed
+        root or a directory holding one. (Through a link it could not be deleted: owns() refuses links.)"""
+        path = lexical_path(location)
+        if path is None:
+            return None
+        if self._holds_protected(path):
+            return "holds the metastore's own data directory or store"
+        if any(is_under(r, path) for r in self._roots):
+            return "is the warehouse root or holds it"
+        return None
 
     def may_read(self, location: str | None) -> bool:
         """Whether the server may read (Iceberg metadata) at this location."""
@@ -147,3 +249,74 @@ class LocationPolicy:
             raise MetaError(f"{what} {location!r} is outside the locations this server may read")
         assert location is not None
         return location
+
+
+def lexical_path(location: str | None) -> str | None:
+    """A location's local path with `.`, `..` and repeated slashes resolved on the string (no file system
+    access), None when it is not local or `..` climbs above the root."""
+    path = local_path(location)
+    if path is None:
+        return None
+    if ".." in path.split("/"):
+        return None if _climbs(path) else posixpath.normpath(path)
+    out = posixpath.normpath(path)
+    return "/" + out.lstrip("/") if out.startswith("//") else out
+
+
+def _climbs(path: str) -> bool:
+    depth = 0
+    for part in path.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif part not in ("", "."):
+            depth += 1
+    return False
+
+
+def spellings(path: str) -> list[str]:
+    """The ways a local path is written in stored locations (`file:/x`, `file:///x`, `file://localhost/x`, `/x`)."""
+    return ["file:" + path, "file://" + path, "file://localhost" + path, path]
+
+
+class Occupant:
+    """Another object found near a location: a database (`table` None) or a table, with its type and location."""
+
+    __slots__ = ("db", "table", "table_type", "location")
+
+    def __init__(self, db: str, table: str | None, table_type: str | None, location: str | None) -> None:
+        self.db, self.table, self.table_type, self.location = db, table, table_type, location
+
+    def describe(self) -> str:
+        return f"database {self.db}" if self.table is None else f"table {self.db}.{self.table}"
+
+
+def overlap(path: str, occupants: Iterable[Occupant], own_db: str | None = None,
+            own_table: str | None = None, kind: str = "table") -> str | None:
+    """Why a managed database, table or partition (`kind`) at `path` (a normalized local path) would share data
+    with one of `occupants`, or None. Sharing: the same directory, or another object inside it (dropping this
+    one would delete that one's data), or this one inside another managed table (dropping that one would
+    delete this). A table's usual place is inside a database's directory; a partition outside its table's
+    directory may not be there (the place of a table that database may get). The object itself (`own_db` /
+    `own_table`: a database or table being altered, or the table of a partition) is skipped."""
+    in_database = None
+    for o in occupants:
+        if o.table_type == "VIRTUAL_VIEW":
+            continue
+        if o.table is None and kind == "database" and o.db == own_db:
+            continue
+        if o.table is not None and (o.db, o.table) == (own_db, own_table):
+            continue
+        q = lexical_path(o.location)
+        if q is None:
+            continue
+        if q == path:
+            return f"is the location of {o.describe()}"
+        if is_under(q, path):
+            return f"holds the location of {o.describe()} ({o.location})"
+        if o.table is not None and o.table_type == "MANAGED_TABLE" and is_under(path, q):
+            return f"is inside the directory of managed {o.describe()}"
+        if o.table is None and kind == "partition" and is_under(path, q):
+            in_database = f"is in the directory of {o.describe()}, outside its table's directory"
+    return in_database

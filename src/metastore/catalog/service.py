@@ -24,7 +24,7 @@ from . import messages as ev
 from . import model as m
 from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
 from .locks import Locks
-from .locations import LocationPolicy
+from .locations import LocationPolicy, Occupant, lexical_path, overlap, resolve, spellings
 from .errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, InvalidOperation, MetaError,
                      NoSuchObject, UnknownDB)
 from .names import (INTEGRAL_TYPES, bad_values_message, column_error, java_list,
@@ -64,6 +64,7 @@ class Catalog:
         self.wh = warehouse
         # where the server may create, move, delete and read on a client's behalf (see catalog/locations.py)
         self.locations = locations or LocationPolicy([warehouse.root])
+        warehouse.policy = self.locations  # every directory made, moved or deleted passes the policy
         self.msg = messages or ev.JsonMessageFactory()
         self.stats_autogather = stats_autogather
         self.locks = Locks(self, txn_timeout)  # Hive's lock manager: lock, check_lock, unlock, transactions
@@ -91,6 +92,55 @@ class Catalog:
                                               ownerType=2, createTime=_now()))
         self.wh.mkdirs(self.wh.database_location("default"))
 
+    # ---- locations ----------------------------------------------------------------------------------
+    # A location is resolved (`..` and `.` gone, scheme checked) before it is stored or touched. A managed
+    # object's directory is deleted with it, so its location may not hold the store or a root, nor, inside
+    # the roots (outside them nothing is ever deleted or moved), share data with another database or table.
+
+    @staticmethod
+    def _resolve(location: str | None, what: str, exc: type[CatalogError] = InvalidObject) -> str | None:
+        if not location:
+            return location
+        try:
+            return resolve(location, what)
+        except InvalidObject as e:
+            raise (e if exc is InvalidObject else exc(e.message)) from None
+
+    def _check_managed(self, tx: Tx, location: str | None, what: str, exc: type[CatalogError],
+                       own_db: str | None = None, own_table: str | None = None, kind: str = "table",
+                       others: bool = True) -> None:
+        """Refuse a managed object's location whose drop would delete what is not the object's own; `others`:
+        also look for other objects there (one statement; kind: database, table or partition)."""
+        problem = self.locations.managed_problem(location)
+        if problem is None and others:
+            problem = self._shared(tx, location, own_db, own_table, kind)
+        if problem is not None:
+            raise exc(f"{what} {location} {problem}: a managed object's directory is deleted with it")
+
+    def _shared(self, tx: Tx, location: str | None, own_db: str | None, own_table: str | None,
+                kind: str) -> str | None:
+        """Why a managed location inside the roots shares data with another database or table (overlap)."""
+        if not self.locations.owns(location):
+            return None  # outside the roots nothing is ever deleted or moved
+        path = lexical_path(location)
+        if path is None:
+            return None
+        return overlap(path, self._occupants(tx, path), own_db, own_table, kind)
+
+    @staticmethod
+    def _occupants(tx: Tx, path: str) -> list[Occupant]:
+        """The databases and tables located at `path`, inside it, or at one of its parents (one statement)."""
+        return [Occupant(*row) for row in tx.locations_near(spellings(path))]
+
+    def _inside_own(self, location: str | None, parent: str | None) -> bool:
+        """Whether a location is its parent's or inside it (a partition in its table's directory)."""
+        if not location or not parent:
+            return False
+        if _under(location, parent):
+            return True
+        a, b = lexical_path(location), lexical_path(parent)
+        return a is not None and b is not None and (a == b or a.startswith(b.rstrip("/") + "/"))
+
     # ---- databases ----------------------------------------------------------------------------------
 
     def create_database(self, db: m.Database) -> None:
@@ -99,6 +149,8 @@ class Catalog:
         db = replace(db, name=db.name.lower(), parameters=dict(db.parameters or {}))
         if not db.locationUri:
             db.locationUri = self.wh.database_location(db.name)
+        else:
+            db.locationUri = self._resolve(db.locationUri, "database location")
         if db.createTime is None:
             db.createTime = _now()
         if db.ownerType is None:
@@ -106,6 +158,8 @@ class Catalog:
         with self._write() as tx:
             if tx.db_id(db.name) is not None:
                 raise AlreadyExists(f"Database {db.name} already exists")
+            self._check_managed(tx, db.locationUri, "Database location", InvalidObject, own_db=db.name,
+                                kind="database")
             tx.insert_database(db)
             self._event(tx, ev.CREATE_DATABASE, db.name, None, self.msg.create_database(db))
         self.wh.mkdirs(db.locationUri)
@@ -156,14 +210,29 @@ class Catalog:
                 fid = tx.function_id(db_id, fn.functionName)
                 tx.delete_function(fid)
                 self._event(tx, ev.DROP_FUNCTION, name, None, self.msg.drop_function(fn))
+            keep: list[str | None] = []  # external data inside the database's directory
             for t in tables:
-                locations += self._drop_table_tx(tx, t, delete_data, tx.table_ref(t.dbName, t.tableName))
+                ref = tx.table_ref(t.dbName, t.tableName)
+                if delete_data and t.tableType != MANAGED_TABLE and t.tableType != VIRTUAL_VIEW:
+                    keep.append(t.sd.location)
+                    keep += [loc for _, _, loc in (tx.table_partitions(ref.TBL_ID) if t.partitionKeys else [])]
+                locations += self._drop_table_tx(tx, t, delete_data, ref)
             tx.delete_database(db_id)
             self._event(tx, ev.DROP_DATABASE, name, None, self.msg.drop_database(db))
+            path = lexical_path(db.locationUri) if delete_data and self.wh.owns(db.locationUri) else None
+            # What else lives in the directory (another database's tables, a database): not this one's to delete
+            shared = path is not None and (any(self._inside_own(loc, db.locationUri) for loc in keep) or any(
+                q is not None and (q == path or q.startswith(path + "/"))
+                for q in (lexical_path(o.location) for o in self._occupants(tx, path))))
         if delete_data:
             for loc in locations:
                 self.wh.delete(loc)
-            self.wh.delete(db.locationUri)
+            if shared:
+                log.warning("drop database %s: its directory %s holds other objects' data: only its managed "
+                            "tables' directories were deleted", name, db.locationUri)
+                self.wh.delete_if_empty(db.locationUri)
+            else:
+                self.wh.delete(db.locationUri)
 
     # ---- tables -------------------------------------------------------------------------------------
 
@@ -195,6 +264,8 @@ class Catalog:
         t.tableType = t.tableType or MANAGED_TABLE
         if t.parameters.get("EXTERNAL", "").upper() == "TRUE":
             t.tableType = EXTERNAL_TABLE
+        if t.tableType != VIRTUAL_VIEW and t.sd.location:
+            t.sd = replace(t.sd, location=self._resolve(t.sd.location, "table location"))
         now = _now()
         if not t.createTime:
             t.createTime = now
@@ -206,10 +277,20 @@ class Catalog:
             db_id, db_location = db
             if tx.table_ref(t.dbName, t.tableName) is not None:
                 raise AlreadyExists(f"Table {t.tableName} already exists")
+            default = self.wh.child(db_location or self.wh.database_location(t.dbName), t.tableName)
             if t.tableType != VIRTUAL_VIEW and not t.sd.location:
-                t.sd.location = self.wh.child(db_location or self.wh.database_location(t.dbName), t.tableName)
+                t.sd.location = default
+            # At its default place (Spark sends that too) a new managed table whose directory is new shares it
+            # with nobody: other objects are looked for only elsewhere, or when the directory was there already
+            at_default = t.tableType == MANAGED_TABLE and _same_location(t.sd.location, default)
+            if t.tableType == MANAGED_TABLE:
+                self._check_managed(tx, t.sd.location, "Table location", InvalidObject, t.dbName, t.tableName,
+                                    others=not at_default)
             if t.tableType != VIRTUAL_VIEW:
                 made_dir = self.wh.mkdirs(t.sd.location)
+                if at_default and not made_dir:
+                    self._check_managed(tx, t.sd.location, "Table location", InvalidObject, t.dbName,
+                                        t.tableName)
                 if self.stats_autogather and not t.partitionKeys:
                     self._fast_stats(t.parameters, t.sd.location, made_dir, False, env)
             t.parameters.setdefault(DDL_TIME, str(now))
@@ -281,6 +362,8 @@ class Catalog:
         new = replace(new, tableName=new.tableName.lower(), dbName=(new.dbName or db).lower(),
                       parameters=dict(new.parameters or {}),
                       partitionKeys=[replace(k, name=k.name.lower()) for k in new.partitionKeys])
+        if new.sd.location:
+            new.sd = replace(new.sd, location=self._resolve(new.sd.location, "table location", InvalidOperation))
         env = env or {}
         moved: tuple[str | None, str | None] | None = None
         with (nullcontext(tx) if tx is not None else self._write()) as tx:
@@ -316,8 +399,14 @@ class Catalog:
                         and _same_location(old.sd.location, old_default)):
                     new_loc = self.wh.child(new_db.locationUri or self.wh.database_location(new.dbName),
                                             new.tableName)
-                    moved = (old.sd.location, new_loc)
-                    new.sd.location = new_loc
+                    # Outside the roots the server moves nothing: the table keeps its directory and location
+                    if self.wh.owns(old.sd.location) and self.wh.owns(new_loc):
+                        moved = (old.sd.location, new_loc)
+                        new.sd.location = new_loc
+            # A table that is managed after this change may get its directory deleted: check a new place
+            if (new.tableType or old.tableType) == MANAGED_TABLE and new.tableType != VIRTUAL_VIEW and (
+                    old.tableType != MANAGED_TABLE or not _same_location(new.sd.location, old.sd.location)):
+                self._check_managed(tx, new.sd.location, "Table location", InvalidOperation, db, name)
             new.createTime = old.createTime
             if DDL_TIME not in new.parameters or new.parameters.get(DDL_TIME) == "0":
                 new.parameters[DDL_TIME] = str(_now())
@@ -469,6 +558,11 @@ class Catalog:
                     p.parameters = dict(p.parameters or {})
                     if not p.sd.location and t.tableType != VIRTUAL_VIEW:
                         p.sd.location = self.wh.child(t.sd.location or "", name) if t.sd.location else None
+                    elif p.sd.location:
+                        p.sd.location = self._resolve(p.sd.location, "partition location")
+                        if t.tableType == MANAGED_TABLE and not self._inside_own(p.sd.location, t.sd.location):
+                            self._check_managed(tx, p.sd.location, f"Partition {name} location", InvalidObject,
+                                                t.dbName, t.tableName, "partition")
                     to_add.append((name, p))
                 dirs = self.wh.start_mkdirs([p.sd.location for _, p in to_add])  # made while the rows are written
                 new_dirs = set(dirs.made)
@@ -627,6 +721,7 @@ class Catalog:
                 old = olds[name]
                 p = replace(p, dbName=t.dbName, tableName=t.tableName, parameters=dict(p.parameters or {}),
                             createTime=old.createTime, sd=p.sd or old.sd)
+                self._partition_moved_to(tx, t, name, old, p, InvalidOperation)
                 if p.parameters.get(DDL_TIME) in (None, "0"):
                     p.parameters[DDL_TIME] = str(_now())
                 if self.stats_autogather and _require_stats(old, p, env):
@@ -652,8 +747,13 @@ class Catalog:
             p = replace(new, dbName=t.dbName, tableName=t.tableName, values=new_vals, createTime=old.createTime,
                         parameters=dict(new.parameters or {}), sd=replace(new.sd or old.sd))
             if t.tableType == MANAGED_TABLE and _same_location(p.sd.location, old.sd.location) and t.sd.location:
-                p.sd.location = self.wh.child(t.sd.location, new_name)
-                moved = (old.sd.location, p.sd.location)
+                new_loc = self.wh.child(t.sd.location, new_name)
+                # outside the roots nothing moves: the partition keeps its directory and location
+                if self.wh.owns(old.sd.location) and self.wh.owns(new_loc):
+                    p.sd.location = new_loc
+                    moved = (old.sd.location, p.sd.location)
+            else:
+                self._partition_moved_to(tx, t, new_name, old, p, InvalidOperation)
             if p.parameters.get(DDL_TIME) in (None, "0"):
                 p.parameters[DDL_TIME] = str(_now())
             if self.stats_autogather and _require_stats(old, p, {}):
@@ -669,6 +769,18 @@ class Catalog:
                 if moved:
                     self.wh.rename(moved[1], moved[0])
                 raise
+
+    def _partition_moved_to(self, tx: Tx, t: m.Table, name: str, old: m.Partition, p: m.Partition,
+                            exc: type[CatalogError]) -> None:
+        """Resolve a partition's changed location (in place); a managed table's partition moved out of the
+        table's directory is checked as a managed object."""
+        if not p.sd.location or p.sd.location == old.sd.location:
+            return
+        p.sd = replace(p.sd, location=self._resolve(p.sd.location, "partition location", exc))
+        if (t.tableType == MANAGED_TABLE and not _same_location(p.sd.location, old.sd.location)
+                and not self._inside_own(p.sd.location, t.sd.location)):
+            self._check_managed(tx, p.sd.location, f"Partition {name} location", exc, t.dbName, t.tableName,
+                                "partition")
 
     def drop_partitions(self, db: str, table: str, names: Sequence[str] | None = None,
                         values: Sequence[str] | None = None, delete_data: bool = True, if_exists: bool = False,

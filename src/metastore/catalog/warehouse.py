@@ -1,7 +1,9 @@
 """The warehouse: directories of managed databases, tables and partitions on the local file system.
 
 Locations are URIs as Hive writes them (`file:/path`). Locations on other file systems (hdfs:, s3a:, ...)
-are recorded but not touched: this server has no client for them.
+are recorded but not touched: this server has no client for them. With a location policy (the catalog sets
+one), nothing is deleted or moved outside the policy's roots, and no directory is made in or around the
+store's own files, whatever the caller asks: the last line of defence behind the catalog's checks.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import threading
 from collections.abc import Sequence
 
 from .errors import MetaError
+from .locations import LocationPolicy
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +195,18 @@ class Warehouse:
         self.early_rmdir = early_rmdir
         self._rmdir_helper: _RmdirHelper | None = None
         self._helper_lock = threading.Lock()
+        self.policy: LocationPolicy | None = None  # where directories may be made, moved and deleted
+
+    def owns(self, location: str | None) -> bool:
+        """Whether this server may delete or move the location's directory."""
+        return self.policy is None or self.policy.owns(location)
+
+    def _refused(self, what: str, location: str | None) -> bool:
+        """True (and a warning) when the policy forbids deleting or moving the location."""
+        if self.owns(location):
+            return False
+        log.warning("not %s %s: outside the directories this server owns (left as it is)", what, location)
+        return True
 
     @staticmethod
     def to_uri(path: str) -> str:
@@ -231,7 +246,7 @@ class Warehouse:
     def mkdirs(self, location: str | None) -> bool:
         """Create a location's directory; True if it was made by this call."""
         path = self.local_path(location)
-        if path is None:
+        if path is None or (self.policy is not None and not self.policy.may_create(location)):
             return False
         try:
             os.mkdir(path)  # the usual case (a new table's directory) in one system call
@@ -257,12 +272,15 @@ class Warehouse:
         paths: list[str] = []
         roots: list[str] = []  # the topmost directory each new path creates (itself or a missing ancestor)
         exists: dict[str, bool] = {}
+        allowed: dict[str, bool | None] = {}  # parent directory -> the policy allows making directories in it
         for loc in locations:
             path = self.local_path(loc)
             if path is None:
                 continue
             path = os.path.normpath(path)
             if path in exists or os.path.isdir(path):
+                continue
+            if self.policy is not None and not self._may_create(path, allowed):
                 continue
             made.append(loc)  # type: ignore[arg-type]
             paths.append(path)
@@ -291,12 +309,27 @@ class Warehouse:
         batch._proc = proc
         return batch
 
+    def _may_create(self, path: str, allowed: dict[str, bool | None]) -> bool:
+        """policy.may_create for a normalized path, its parent's answer kept for the batch's next paths (a batch's
+        partitions share a few parents): a child may be made where its parent may, unless it holds a protected path."""
+        assert self.policy is not None
+        parent = os.path.dirname(path)
+        ok = allowed.get(parent)
+        if ok is None:
+            ok = self.policy.may_create("file:" + parent)
+            # None: allowed, and a child may be (or hold) a protected path: each child is looked at
+            near = self.policy.protected_below(parent)
+            ok = allowed[parent] = None if ok and near else ok
+        if ok is None:
+            return self.policy.may_create("file:" + path)
+        return ok
+
     def start_rmdir(self, location: str | None) -> EarlyRmdir | None:
         """Start removing a location's directory if it is empty, while the caller's drop transaction runs; None
         when that is not done (not local, helper busy or unavailable). The caller calls gone() after its commit
         (and delete() when it says False) or restore() when the transaction failed."""
         path = self.local_path(location)
-        if path is None or not self.early_rmdir:
+        if path is None or not self.early_rmdir or not self.owns(location):
             return None
         helper = self._rmdir_helper
         if helper is None or helper.pid != os.getpid() or helper.dead:
@@ -325,8 +358,10 @@ class Warehouse:
 
     def delete(self, location: str | None) -> None:
         path = self.local_path(location)
-        if path is None:
+        if path is None or self._refused("deleting", location):
             return
+        if self.policy is not None:
+            path = os.path.realpath(path)  # the directory the policy allowed, not where a '..' or link leads
         try:
             try:
                 os.rmdir(path)  # the usual case (an empty directory) in one system call
@@ -339,6 +374,18 @@ class Warehouse:
         except OSError as e:  # the metadata change has committed; a leftover directory is only logged
             log.warning("could not delete %s: %s", path, e)
 
+    def delete_if_empty(self, location: str | None) -> None:
+        """Remove a location's directory only when it is empty (and the policy allows deleting it)."""
+        path = self.local_path(location)
+        if path is None or self._refused("deleting", location):
+            return
+        try:
+            os.rmdir(os.path.realpath(path))
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            log.warning("left %s: %s", path, e.strerror)
+
     def delete_empty_parents(self, location: str | None, depth: int) -> None:
         """Remove up to `depth` ancestors of a location while each is an empty directory (as Hive does
         after dropping a partition: ds=1 goes with the last ds=1/h=*)."""
@@ -347,6 +394,8 @@ class Warehouse:
             return
         parent = os.path.dirname(path.rstrip("/"))
         for _ in range(depth):
+            if not self.owns("file:" + parent):
+                return
             try:
                 if not parent or not os.path.isdir(parent) or os.listdir(parent):
                     return
@@ -360,6 +409,8 @@ class Warehouse:
         """Move a directory; False when either side is not local or the source does not exist."""
         a, b = self.local_path(src), self.local_path(dst)
         if a is None or b is None or not os.path.exists(a):
+            return False
+        if self._refused("moving", src) or self._refused("moving into", dst):
             return False
         if os.path.exists(b):
             raise FileExistsError(b)
