@@ -162,6 +162,29 @@ _SD_COLUMNS = (s.sds.c.SD_ID, s.sds.c.CD_ID, s.sds.c.SERDE_ID, s.sds.c.INPUT_FOR
                s.serdes.c.SERDE_TYPE)
 
 
+_LOCATIONS_NEAR: dict[int, _Stmt] = {}
+
+
+def _locations_near(n: int) -> _Stmt:
+    """Tx.locations_near's statement for n spellings: a location equal to one, under one (LIKE), or a parent of one
+    (the spelling starts with the location and a slash)."""
+    def near(col: Any) -> Any:
+        conds = []
+        for i in range(n):
+            e, p = sa.bindparam(f"e{i}", type_=sa.String), sa.bindparam(f"p{i}", type_=sa.String)
+            conds += [col == e, col.like(p, escape="!"),
+                      sa.func.substr(e, 1, sa.func.char_length(col) + 1) == col.concat("/")]
+        return sa.or_(*conds)
+    d, t, sd = s.dbs.c, s.tbls.c, s.sds.c
+    none = sa.cast(sa.null(), sa.String(256))
+    return _Stmt(sa.union_all(
+        sa.select(d.NAME, none, none, sa.cast(d.DB_LOCATION_URI, sa.String(4000))).where(near(d.DB_LOCATION_URI)),
+        sa.select(d.NAME, sa.cast(t.TBL_NAME, sa.String(256)), sa.cast(t.TBL_TYPE, sa.String(256)),
+                  sa.cast(sd.LOCATION, sa.String(4000)))
+        .select_from(s.tbls.join(s.sds, sd.SD_ID == t.SD_ID).join(s.dbs, d.DB_ID == t.DB_ID))
+        .where(near(sd.LOCATION))))
+
+
 def _tables_query() -> sa.Select:
     """Tables with their database's name and their descriptor and serde columns (see Tx._load_sds)."""
     t = s.tbls.c
@@ -806,6 +829,20 @@ class Tx:
             if loc and loc.startswith(old_prefix):
                 self.conn.execute(s.sds.update().where(s.sds.c.SD_ID == sd_id)
                                   .values(LOCATION=new_prefix + loc[len(old_prefix):]))
+
+    def locations_near(self, spellings: Sequence[str]) -> list[tuple[str, str | None, str | None, str | None]]:
+        """(database, table or None, table type, location) of the databases and tables located at a path, inside
+        it, or at one of its parents, the path given in each spelling stored locations may use (`file:/x`,
+        `/x`, ...). One statement, built once (LIKE may match more, e.g. case-insensitively: the caller compares
+        exactly); partitions are not looked at."""
+        st = _LOCATIONS_NEAR.get(len(spellings))
+        if st is None:
+            st = _LOCATIONS_NEAR[len(spellings)] = _locations_near(len(spellings))
+        params: dict[str, Any] = {}
+        for i, sp in enumerate(spellings):
+            params[f"e{i}"] = sp
+            params[f"p{i}"] = sp.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "/%"
+        return [tuple(r) for r in self._run(st, params).fetchall()]  # type: ignore[misc]
 
     def bump_table_version(self, tbl_id: int) -> None:
         self.conn.execute(s.tbls.update().where(s.tbls.c.TBL_ID == tbl_id).values(VERSION=s.tbls.c.VERSION + 1))
