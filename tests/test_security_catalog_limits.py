@@ -18,6 +18,7 @@ from hive_metastore.ttypes import Database as HiveDatabase
 from thrift.Thrift import TApplicationException
 
 from conftest import Client, Database, Server, unique
+from reference import Reference, reference  # noqa: F401  (the session fixture)
 from metastore.catalog.locks import conflicts, first_conflict
 from metastore.store.locks import LockRow
 
@@ -62,6 +63,18 @@ def test_open_txns_batch_is_clamped_as_hive_does(c: Client) -> None:
     assert got.txn_high_water_mark == ids[-1] and set(ids) <= set(got.open_txns)
     ids2 = c.open_txns(OpenTxnRequest(num_txns=2**31 - 1, user="u", hostname="h")).txn_ids
     assert len(ids2) == 1000 and ids2[0] == ids[-1] + 1
+
+
+@pytest.mark.slow
+@pytest.mark.reference
+def test_open_txns_batch_clamp_matches_the_reference(reference: Reference, server: Server) -> None:  # noqa: F811
+    """Side by side with Hive 2.3.10: the same request opens the same number of transactions."""
+    for port in (reference.port, server.port):
+        cl = Client(port)
+        try:
+            assert len(cl.open_txns(OpenTxnRequest(num_txns=1001, user="u", hostname="h")).txn_ids) == 1000
+        finally:
+            cl.close()
 
 
 @pytest.mark.slow
