@@ -20,6 +20,7 @@ from thrift.Thrift import TApplicationException
 from conftest import Client, Database, Server, unique
 from reference import Reference, reference  # noqa: F401  (the session fixture)
 from metastore.catalog.locks import conflicts, first_conflict
+from metastore.catalog.partition_filter import FilterError, like_matcher
 from metastore.store.locks import LockRow
 
 # ---- finding a lock's blocker: one pass, same answer as comparing every pair --------------------------------
@@ -207,3 +208,31 @@ def test_many_components_against_many_locks(c: Client) -> None:
     assert free.state == 1  # ACQUIRED
     for lk in (held, waits, free):
         c.unlock(UnlockRequest(lockid=lk.lockid))
+
+
+# ---- LIKE on cached partitions (catalogd): a wildcard match, never a client's regex ---------------------------
+
+
+def test_like_matcher_means_what_the_sql_means() -> None:
+    import re as regex
+
+    rnd = random.Random(18)
+    checked = 0
+    for _ in range(5000):
+        pattern = "".join(rnd.choice(["a", "b", ".", ".*", ".+", "\\.", "\\*", "%", "_"])
+                          for _ in range(rnd.randint(0, 6)))
+        match = like_matcher(pattern)
+        for _ in range(4):
+            value = "".join(rnd.choice("ab.*%_\n") for _ in range(rnd.randint(0, 7)))
+            assert match(value) == (regex.fullmatch(pattern, value, regex.DOTALL) is not None), (pattern, value)
+            checked += 1
+    assert checked == 20000
+
+
+def test_like_matcher_refuses_regex_syntax_and_never_backtracks() -> None:
+    for pattern in ["(a|a)*b", "a+", "[ab]", "a{2}", "\\d"]:
+        with pytest.raises(FilterError, match="Unsupported LIKE pattern"):
+            like_matcher(pattern)
+    # many wildcards over a long value: at most (pattern x value) steps
+    assert like_matcher(".*a" * 40 + ".*b")("a" * 20_000) is False
+    assert like_matcher(".*a" * 40 + ".*b")("a" * 20_000 + "b") is True

@@ -65,6 +65,7 @@ __all__ = [
     "Or",
     "FilterLimits",
     "keys_of",
+    "like_matcher",
     "parse",
     "set_limits",
     "to_sql",
@@ -812,6 +813,34 @@ def _glob_pattern(pieces: list[object]) -> str:
             assert isinstance(p, str)
             out.append(f"[{p}]" if p in ("*", "?", "[") else p)
     return "".join(out)
+
+
+def like_matcher(pattern: str) -> Callable[[str], bool]:
+    """The LIKE pattern with the meaning ``to_sql`` gives it, as a test of a value in Python (for filters
+    evaluated on cached partitions). No regex engine: a client's pattern such as ``(a|a)*b`` would backtrack
+    for ever there; this one is a wildcard match, at most (pattern x value) steps. Unsupported regex syntax
+    raises ``FilterError``, as in ``to_sql``."""
+    pieces = _regex_pieces(pattern)
+    n = len(pieces)
+
+    def match(value: str) -> bool:
+        p = v = 0
+        star, resume = -1, 0  # the last '.*' seen, and where in the value its match ends so far
+        while v < len(value):
+            if p < n and pieces[p] is _ANY_MANY:
+                star, resume, p = p, v, p + 1
+            elif p < n and (pieces[p] is _ANY_ONE or pieces[p] == value[v]):
+                p, v = p + 1, v + 1
+            elif star >= 0:  # let the last '.*' take one more character
+                resume += 1
+                p, v = star + 1, resume
+            else:
+                return False
+        while p < n and pieces[p] is _ANY_MANY:
+            p += 1
+        return p == n
+
+    return match
 
 
 class _PatternMatch(FunctionElement[bool]):
