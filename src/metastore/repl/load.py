@@ -32,7 +32,7 @@ from ..thrift import hms, tjson
 from . import copy as datacopy
 from .client import HIVE_ERRORS, EventsGone, Metastore, TargetUnreachable, hive_message
 from .errors import NeedsReset, NothingToDo, ReplError
-from .locations import LocationMap
+from .locations import LocationMap, LocationRefused, check_dumped
 from .result import ReplResult
 from .staging import BOOTSTRAP, FINISHED_LOAD, NON_RECOVERABLE, Dump, Staging, read_json, write_json
 
@@ -47,6 +47,7 @@ CHECKPOINT = 200
 NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
 PROGRESS = "_load_progress"  # in the dump: the last event applied by an unfinished load
 KILL_AFTER_ENV = "METASTORE_REPL_TEST_KILL_AFTER"  # tests: SIGKILL this process after N applied steps
+_MALFORMED = (ValueError, KeyError, TypeError, AttributeError, ReplError)
 
 
 @dataclasses.dataclass
@@ -152,6 +153,7 @@ class Loader:
 
     def run(self) -> LoadResult:
         started = time.monotonic()
+        self._check_locations()  # before anything is written on the target
         db = self.tgt.maybe("get_database", self.db)
         params = dict(db.parameters or {}) if db else {}
         if self.dump.meta.dump_type == BOOTSTRAP:
@@ -285,6 +287,63 @@ class Loader:
         except (ValueError, KeyError, TypeError):
             return False
         return (after.parameters or {}).get(TARGET_EVENT) == mark
+
+    def _check_locations(self) -> None:
+        """Every location the dump holds, checked before the first write (check_dumped): a dump that would plant,
+        copy or delete files outside the target database's directory is refused with nothing applied. (A malformed
+        file is left to the load, which reports it where it reads it.)"""
+        src = self.source_db.locationUri
+        check_dumped(src, False, src, "database")
+
+        def table(t: Any, where: str, written: bool = True) -> bool:
+            """Check a table; whether it is managed. Only `..` for one the load does not write (the state before
+            an event, or a table renamed into another database)."""
+            managed = t.tableType == "MANAGED_TABLE"
+            here = written and (t.dbName or self.src_db).lower() == self.src_db
+            sd(t.sd, managed and here, f"table {t.tableName} ({where})")
+            return managed
+
+        def sd(d: Any, managed: bool, what: str) -> None:
+            if d is None:
+                return
+            check_dumped(d.location, managed, src, what)
+            serde = d.serdeInfo.parameters if d.serdeInfo is not None and d.serdeInfo.parameters else {}
+            check_dumped(serde.get("path"), False, src, what)
+
+        if self.dump.meta.dump_type == BOOTSTRAP:
+            base = self.dump.file(self.src_db)
+            for name in sorted(os.listdir(base) if os.path.isdir(base) else []):
+                path = os.path.join(base, name, "_metadata")
+                if name == "_functions" or not os.path.isfile(path):
+                    continue
+                try:
+                    doc = read_json(path)
+                    managed = table(tjson.from_doc(doc["table"], hms.Table), path)
+                    for p in doc.get("partitions", []):
+                        part = tjson.from_doc(p, hms.Partition)
+                        sd(part.sd, managed, f"partition {part.values} of {name} ({path})")
+                except LocationRefused:
+                    raise
+                except _MALFORMED:
+                    continue  # malformed: the load reports it where it reads the table, as before
+            return
+        for event_id, path in self.dump.event_dirs():
+            try:
+                msg = json.loads(read_json(os.path.join(path, "_metadata"))["message"] or "{}")
+                managed = False
+                for key in ("tableObjBeforeJson", "tableObjAfterJson", "tableObjJson"):
+                    if key in msg:
+                        managed = table(tjson.loads(msg[key], hms.Table), f"event {event_id}",
+                                        key != "tableObjBeforeJson")
+                parts = list(msg.get("partitionListJson", []))
+                parts += [msg[k] for k in ("partitionObjBeforeJson", "partitionObjAfterJson") if k in msg]
+                for text in parts:
+                    part = tjson.loads(text, hms.Partition)
+                    sd(part.sd, managed, f"partition {part.values} (event {event_id})")
+            except LocationRefused:
+                raise
+            except _MALFORMED:
+                continue  # malformed: the load reports it where it applies the event, as before
 
     # ---- bootstrap ------------------------------------------------------------------------------------------
 
@@ -589,7 +648,7 @@ class Loader:
             t = self.tgt.maybe("get_table", self.db, name)
             if t is None or t.tableType != "MANAGED_TABLE" or not self.map.managed_here(t.sd.location):
                 continue
-            pairs.append((self.map.to_source(t.sd.location), t.sd.location, not t.partitionKeys))  # type: ignore
+            pairs.append((*self.map.copy_pair(t.sd.location), not t.partitionKeys))
             if not t.partitionKeys:
                 continue
             if parts is None:
@@ -599,9 +658,8 @@ class Loader:
                 found = [p for i in range(0, len(names), 1000)
                          for p in self.tgt.call("get_partitions_by_names", self.db, name, names[i:i + 1000]) or []]
             for p in found:
-                src = self.map.to_source(p.sd.location)
-                if src is not None:
-                    pairs.append((src, p.sd.location, True))
+                if self.map.managed_here(p.sd.location):
+                    pairs.append((*self.map.copy_pair(p.sd.location), True))
         started = time.monotonic()
         stats = datacopy.sync(pairs, self.copy_options)
         self.result.files_copied, self.result.bytes_copied = stats.files, stats.bytes
