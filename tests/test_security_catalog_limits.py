@@ -178,6 +178,7 @@ def test_filters_within_the_caps_are_answered(c: Client, parts_table: tuple[str,
 # ---- lock requests --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 100,000 / 9,000 components on the wire: a few seconds
 def test_lock_request_with_too_many_components_is_refused(c: Client) -> None:
     db = unique("lk")
     comps = [LockComponent(type=LockType.SHARED_READ, level=LockLevel.PARTITION, dbname=db, tablename="t",
@@ -190,6 +191,7 @@ def test_lock_request_with_too_many_components_is_refused(c: Client) -> None:
     c.unlock(UnlockRequest(lockid=r.lockid))
 
 
+@pytest.mark.slow  # 100,000 / 9,000 components on the wire: a few seconds
 def test_many_components_against_many_locks(c: Client) -> None:
     """3,000 partition locks held; a request of 3,000 components, one of them on a held partition, waits for
     exactly that lock (9 million pairs, were they compared pairwise); without it, it is granted."""

@@ -333,3 +333,32 @@ def test_killed_holder_with_the_lock_granted(fresh_database: Database, tmp_path:
     finally:
         engine.dispose()
         srv.stop()
+
+
+def test_killed_worker_of_a_multi_worker_server(fresh_database: Database, tmp_path: Path) -> None:
+    """--workers 2: the worker serving a waiting REST commit is killed -9 (its supervisor starts another);
+    the worker's lock is released and the next commit succeeds at once, while the server keeps running."""
+    srv = Server(fresh_database, tmp_path, "--workers", "2", env=LONG).start()
+    try:
+        ns, name = make_table(srv)
+        c = Client(srv.port)
+        held = hold_table_lock(c, ns, name)
+        th, out = commit_in_background(srv, ns, name, "x")
+        wait_for(lambda: len(rest_locks(c, ns)) == 1, "the commit never asked for the table lock")
+        worker = int(rest_locks(c, ns)[0].agentInfo.rsplit(" ", 2)[1])  # "... [holder <machine> <pid> <start>]"
+        assert worker != srv.proc.pid  # a child, not the supervisor
+        os.kill(worker, 9)
+        th.join(30)
+        assert out and isinstance(out[0], requests.RequestException)
+        c.unlock(UnlockRequest(lockid=held))
+        c.close()
+        t0 = time.monotonic()
+        r = commit(srv, ns, name, "after", timeout=30)
+        assert r.status_code == 200, r.text
+        assert time.monotonic() - t0 < 60
+        assert srv.alive()
+        c = Client(srv.port)
+        assert rest_locks(c, ns) == []
+        c.close()
+    finally:
+        srv.stop()
