@@ -64,11 +64,6 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
 
     s = _settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse, bus=bus, relay=relay,
                   workers=workers, rest_port=rest_port, rest=rest)
-    try:
-        catalog = build_catalog(s)  # schema check and default database, once, before any worker starts
-    except SchemaVersionError as e:
-        raise click.ClickException(str(e)) from None
-    register_relay(catalog, s)
     try:  # the bounds of both fronts, in each process (README "Security")
         limits = front_limits(s, fronts=2 if s.rest else 1)
         if s.max_message_bytes < 1 or s.max_request_bytes < 1:
@@ -76,6 +71,11 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     small_thread_stacks()  # a connection costs a thread: thousands of them reserve 1 MiB each, not 8
+    try:
+        catalog = build_catalog(s)  # schema check and default database, once, before any worker starts
+    except SchemaVersionError as e:
+        raise click.ClickException(str(e)) from None
+    register_relay(catalog, s)
 
     def make_server(catalog: Any) -> ThriftServer:
         return ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port,

@@ -126,8 +126,13 @@ def front_limits(settings: Any, fronts: int) -> FrontLimits:
     raising the soft limit to the hard one, as the JVM does), so that a full front never starves the store."""
     from ..notify.retention import parse_duration
 
-    idle = parse_duration(settings.idle_timeout)
-    read = parse_duration(settings.read_timeout)
+    durations = {}
+    for name in ("idle_timeout", "read_timeout"):
+        try:
+            durations[name] = parse_duration(getattr(settings, name))
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+    idle, read = durations["idle_timeout"], durations["read_timeout"]
     wanted = int(settings.max_connections)
     cap = min(wanted, max(16, (raise_fd_limit(fronts * wanted * FD_PER_CONNECTION + FD_RESERVE) - FD_RESERVE)
                           // (fronts * FD_PER_CONNECTION)))
