@@ -297,10 +297,9 @@ def overlap(path: str, occupants: Iterable[Occupant], own_db: str | None = None,
     """Why a managed database, table or partition (`kind`) at `path` (a normalized local path) would share data
     with one of `occupants`, or None. Sharing: the same directory, or another object inside it (dropping this
     one would delete that one's data), or this one inside another managed table (dropping that one would
-    delete this). A table's usual place is inside a database's directory; a partition outside its table's
-    directory may not be there (the place of a table that database may get). The object itself (`own_db` /
-    `own_table`: a database or table being altered, or the table of a partition) is skipped."""
-    in_database = None
+    delete this). Inside a database's directory is the usual place of a table, and a partition may be anywhere
+    (Spark's ALTER TABLE ... PARTITION ... SET LOCATION). The object itself (`own_db` / `own_table`: a database
+    or table being altered, or the table of a partition) is skipped."""
     for o in occupants:
         if o.table_type == "VIRTUAL_VIEW":
             continue
@@ -317,6 +316,4 @@ def overlap(path: str, occupants: Iterable[Occupant], own_db: str | None = None,
             return f"holds the location of {o.describe()} ({o.location})"
         if o.table is not None and o.table_type == "MANAGED_TABLE" and is_under(path, q):
             return f"is inside the directory of managed {o.describe()}"
-        if o.table is None and kind == "partition" and is_under(path, q):
-            in_database = f"is in the directory of {o.describe()}, outside its table's directory"
-    return in_database
+    return None
