@@ -45,11 +45,15 @@ def location_policy(settings: Settings) -> LocationPolicy:
 
 def build_catalog(settings: Settings) -> Catalog:
     store = open_store(settings)
+    from .catalog import partition_filter
     from .notify.retention import parse_duration
 
     catalog = Catalog(store, Warehouse(settings.warehouse_dir), stats_autogather=settings.stats_autogather,
                       txn_timeout=parse_duration(settings.txn_timeout, 300.0) or 300.0,
                       locations=location_policy(settings))
+    catalog.locks.max_open_batch = max(1, settings.txn_max_open_batch)
+    partition_filter.set_limits(settings.filter_max_length, settings.filter_max_in_list)
+    catalog.locks.release_gone_holders()  # a crashed server's REST commit locks on this machine, now
     catalog.ensure_default_database()
     return catalog
 

@@ -19,6 +19,9 @@ _OPS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le
 class FilterEval:
     def __init__(self, text: str, keys: list[tuple[str, str]]) -> None:
         self.node = pf.parse(text)
+        # LIKE as the metastore's SQL means it, never through re (a client's '(a|a)*b' backtracks for seconds
+        # per value); a pattern the metastore refuses raises here, so the call goes on to the metastore
+        self.like = {p: pf.like_matcher(p) for p in _like_patterns(self.node)}
         self.index = {k.lower(): i for i, (k, _) in enumerate(keys)}
         self.integral = {k.lower() for k, t in keys if t.lower().split("(")[0] in INTEGRAL}
         for k in pf.keys_of(self.node):
@@ -37,7 +40,7 @@ class FilterEval:
         if isinstance(n, pf.Compare):
             return self._cmp(values, n.key, n.op, n.value)
         if isinstance(n, pf.Like):
-            return re.fullmatch(n.pattern, values[self.index[n.key.lower()]], re.DOTALL) is not None
+            return self.like[n.pattern](values[self.index[n.key.lower()]])
         if isinstance(n, pf.In):
             r = _or([self._cmp(values, n.key, "=", v) for v in n.values])
             return _not(r) if n.negated else r
@@ -70,3 +73,13 @@ def _or(vs: list[bool | None]) -> bool | None:
     if any(v is True for v in vs):
         return True
     return None if any(v is None for v in vs) else False
+
+
+def _like_patterns(n: Any) -> set[str]:
+    if isinstance(n, pf.Like):
+        return {n.pattern}
+    if isinstance(n, (pf.And, pf.Or)):
+        return set().union(*(_like_patterns(c) for c in n.operands))
+    if isinstance(n, pf.Not):
+        return _like_patterns(n.operand)
+    return set()
