@@ -287,6 +287,9 @@ def test_oversized_requests_refused_on_both_fronts(db: Database, tmp_path: Path)
             (b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n",
              413),
             (b"DELETE /v1/namespaces/x HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n", 413),
+            # a body refused unread is never parsed as the next request (here: one hidden in it)
+            (b"POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 36\r\n\r\n"
+             b"GET /v1/config HTTP/1.1\r\nHost: x\r\n\r\n", 404),
             (b"GET /v1/" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
             (b"GET /v1/config HTTP/1.1\r\n" + b"X-Big: " + b"b" * 1000 + b"\r\n" * 1 + (b"X-More: " + b"m" * 1000
                                                                                         + b"\r\n") * 70 + b"\r\n", 431),
