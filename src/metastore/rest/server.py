@@ -393,7 +393,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(RestError(500, "ServiceFailureException", e.message))
         except Exception as e:  # a bug or an unexpected failure: answered, logged, the server goes on
             log.exception("%s %s failed", method, self.path)
-            self._error(RestError(500, "ServiceFailureException", f"{e.__class__.__name__}: {e}"))
+            # an unexpected error's text may quote a file or a setting: the log has it, the client does not
+            self._error(RestError(500, "ServiceFailureException",
+                                  f"Internal error ({e.__class__.__name__}); see the server log"))
 
     def _length(self) -> int:
         """The body's announced length (0: none); refused when it is not a length or over the cap. A body
