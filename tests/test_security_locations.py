@@ -130,14 +130,16 @@ def test_dot_dot_is_resolved_before_anything_is_stored(c, server, tmp_path):
 
 
 def test_drops_outside_the_warehouse_leave_the_files(c, server, tmp_path):
-    """Managed databases, tables and partitions located outside the warehouse are created as in Hive, but their
-    drops delete only metadata: the files stay."""
+    """Managed databases, tables and partitions located outside the warehouse are created (their metadata: the
+    server makes no directory outside its roots), and their drops delete only metadata: the files stay."""
     vdb, vtab, vpart = victim(tmp_path, "dbdir"), victim(tmp_path, "tabdir"), victim(tmp_path, "partdir")
     want = {p: files(p) for p in (vdb, vtab, vpart)}
     db = unique("db")
     c.create_database(Database(name=db, locationUri=f"file:{vdb}"))
     c.create_table(table(db, "inside"))  # its default place: in the database's directory, outside the warehouse
     assert c.get_table(db, "inside").sd.location == f"file:{vdb}/inside"
+    assert not (vdb / "inside").exists()  # outside the roots: recorded, not made
+    (vdb / "inside").mkdir()
     (vdb / "inside" / "part-0").write_text("x")
     want[vdb] = files(vdb)
     c.create_table(table(db, "t", f"file:{vtab}"))
@@ -233,6 +235,8 @@ def test_renames_move_nothing_outside_the_warehouse(c, server, tmp_path):
     try:
         c.create_table(table(db, "t", keys=("ds",)))
         c.add_partition(Partition(values=["1"], dbName=db, tableName="t", sd=sd(), parameters={}))
+        assert not (vdb / "t").exists()  # outside the roots: no directory made; a writer makes its own
+        (vdb / "t" / "ds=1").mkdir(parents=True)
         (vdb / "t" / "ds=1" / "f").write_text("data")
         t = c.get_table(db, "t")
         t.tableName = "renamed"

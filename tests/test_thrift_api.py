@@ -188,7 +188,7 @@ def test_add_partitions_directory_failure_adds_nothing(client, db, server, tmp_p
     """A partition whose directory cannot be made fails the whole call with a MetaException, as in Hive, and the
     directories the call made for the others are removed (Hive leaves the ds= parents behind)."""
     client.create_table(table(db, "blocked"))
-    blocker = tmp_path / f"a-file-{n}"
+    blocker = server.warehouse / f"a-file-{n}"  # inside the warehouse: outside it the server makes no directory
     blocker.write_text("not a directory")
     parts = [Partition(values=[f"2024-02-{d:02d}", str(h)], dbName=db, tableName="blocked", sd=sd(), parameters={})
              for d in range(1, 31) for h in range(10)][:n]

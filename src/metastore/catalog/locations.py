@@ -207,18 +207,15 @@ class LocationPolicy:
         return not self._holds_protected(path)
 
     def may_create(self, location: str | None) -> bool:
-        """Whether the server may make this location's directory: anywhere it owns, or the root itself; outside
-        the roots too (Hive makes the directories of tables and partitions located anywhere: an empty directory
-        harms no file), but never in or around the store's files."""
+        """Whether the server may make this location's directory: inside an allowed root (the root itself
+        included), never in or around the store's files. Outside the roots the location is recorded and no
+        directory made (Hive would make it; a client's writer makes its own directories there)."""
         path = lexical_path(location)
         if path is None:
             return False
         # inside a root, links are not looked for: a directory made through one is empty and has a table's or
         # a partition's name (never a store file's); deletes and moves do look (owns)
-        if self._inside_root(path, strictly=False, links=False):
-            return not self._holds_protected(path)
-        real = os.path.realpath(path)
-        return not any(is_under(p, x) or is_under(x, p) for p in self._protected for x in (path, real))
+        return self._inside_root(path, strictly=False, links=False) and not self._holds_protected(path)
 
     def managed_problem(self, location: str | None) -> str | None:
         """Why a managed object (database, table, partition) may not be at this location, or None. One the
