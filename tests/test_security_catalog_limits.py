@@ -175,6 +175,25 @@ def test_filters_within_the_caps_are_answered(c: Client, parts_table: tuple[str,
     assert names(c, db, table, "a = 6" + " " * (100_000 - 5)) == ["6/v6"]
 
 
+@pytest.mark.slow  # 100,000 names on the wire, three times
+def test_partition_names_per_call_are_bounded(c: Client, parts_table: tuple[str, str]) -> None:
+    """get_partitions_by_names and drop_partitions_req by names take at most 100,000 names (a million held the
+    server for ~15 s); within the cap, repeated and unknown names are answered as Hive does."""
+    from hive_metastore.ttypes import DropPartitionsRequest, RequestPartsSpec
+
+    db, table = parts_table
+    many = [f"a={i}/s=v{i}" for i in range(100_001)]
+    with pytest.raises(MetaException, match=re.escape("Too many partition names in one call (100001; at most 100000)")):
+        c.get_partitions_by_names(db, table, many)
+    with pytest.raises(MetaException, match="Too many partition names"):
+        c.drop_partitions_req(DropPartitionsRequest(dbName=db, tblName=table, parts=RequestPartsSpec(names=many),
+                                                    deleteData=True, ifExists=True))
+    assert len(c.get_partition_names(db, table, -1)) == N_PARTS  # nothing dropped
+    got = c.get_partitions_by_names(db, table, many[:99_999] + ["a=3/s=v3"])
+    assert sorted("/".join(p.values) for p in got) == sorted(f"{i}/v{i}" for i in range(N_PARTS))
+    served(c, db, table)
+
+
 # ---- lock requests --------------------------------------------------------------------------------------------
 
 

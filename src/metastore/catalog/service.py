@@ -692,9 +692,10 @@ class Catalog:
     def get_partitions_by_names(self, db: str, table: str, names: Sequence[str]) -> list[m.Partition]:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
+            _check_names_count(names)
             keys = [k.name for k in t.partitionKeys]
             canon = []
-            for n in names or []:
+            for n in dict.fromkeys(names or []):
                 try:
                     canon.append(make_part_name(keys, part_vals_from_name(keys, n)))
                 except MetaError:
@@ -793,6 +794,7 @@ class Catalog:
                 wanted = [self._part_name(t, vals)]
                 parts = tx.partitions(t, names=wanted)
             elif names is not None:
+                _check_names_count(names)
                 keys = [k.name for k in t.partitionKeys]
                 wanted = [make_part_name(keys, part_vals_from_name(keys, n, NoSuchObject)) for n in names]
                 parts = tx.partitions(t, names=wanted)
@@ -1164,6 +1166,16 @@ def _check_events_kept(tx: Tx, last_event: int, events: list[m.NotificationEvent
         f"events missing: events {last_event + 1} to {gap_end} were already cleaned from the notification log "
         f"({kept}). Retention deletes events older than the time-to-live that no registered consumer still "
         f"needs; bootstrap the reader again from the current event, or register it as a consumer")
+
+
+# partition names one call may name (get_partitions_by_names, drop_partitions): each costs a bound parameter and a
+# parse; a million took ~15 s before the store refused the statement
+MAX_NAMES_PER_CALL = 100_000
+
+
+def _check_names_count(names: Sequence[str] | None) -> None:
+    if names is not None and len(names) > MAX_NAMES_PER_CALL:
+        raise MetaError(f"Too many partition names in one call ({len(names)}; at most {MAX_NAMES_PER_CALL})")
 
 
 def _same_location(a: str | None, b: str | None) -> bool:
