@@ -9,7 +9,7 @@ from .catalog.locations import LocationPolicy, split_roots
 from .catalog.warehouse import Warehouse
 from .config import Settings
 from .store import migrate
-from .store.engine import create_engine, seed_sqlite_stats
+from .store.engine import create_engine, seed_sqlite_stats, store_files
 from .store.store import Store
 
 log = logging.getLogger(__name__)
@@ -33,13 +33,11 @@ def open_store(settings: Settings, create_if_empty: bool = True) -> Store:
 
 
 def location_policy(settings: Settings) -> LocationPolicy:
-    """Where the server may act: the allowed roots (default: the warehouse), the read roots, and the store's
+    """Where the server may act: the warehouse and the other allowed roots, the read roots, and the store's
     own files and data directory, which no managed location may contain."""
     import os
-    roots = split_roots(settings.allowed_roots) or [settings.warehouse_dir]
-    protected = [os.path.abspath(settings.data_dir)]
-    if settings.db_url.startswith("sqlite:///"):
-        protected.append(os.path.abspath(settings.db_url[len("sqlite:///"):]))
+    roots = [settings.warehouse_dir] + split_roots(settings.allowed_roots)
+    protected = [os.path.abspath(settings.data_dir)] + store_files(settings.db_url)
     return LocationPolicy(roots, split_roots(settings.read_roots), protected)
 
 

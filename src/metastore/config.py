@@ -63,7 +63,7 @@ class Settings:
     event_clean_interval: str = "7200s"
     txn_timeout: str = "300s"  # locks/transactions without a heartbeat for this long are released
     # safety (README "Security"). Directories (paths or file: URIs, comma-separated) under which the server
-    # creates, moves and deletes; empty: the warehouse alone.
+    # also creates, moves and deletes, besides the warehouse.
     allowed_roots: str = ""
     # directories the REST catalog may also read Iceberg metadata from (besides the allowed roots)
     read_roots: str = ""

@@ -14,7 +14,7 @@ import re
 import stat
 from collections.abc import Iterable, Sequence
 
-from .errors import InvalidObject, MetaError
+from .errors import InvalidObject
 
 # Schemes a location may have. Others (javascript:, http:, ...) are refused when stored.
 KNOWN_SCHEMES = frozenset({
@@ -81,6 +81,8 @@ def normalize(location: str, what: str = "location") -> str:
         raise InvalidObject(f"{what} is empty")
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in location):
         raise InvalidObject(f"{what} contains control characters")
+    if not location.isascii() and not _encodable(location):
+        raise InvalidObject(f"{what} is not valid Unicode text (a lone surrogate)")
     scheme = scheme_of(location)
     if scheme is None:
         raise InvalidObject(f"{what} {location!r} is not an absolute location with a scheme (file:/..., hdfs://...)")
@@ -108,7 +110,7 @@ def resolve(location: str, what: str = "location") -> str:
     Raises InvalidObject as normalize() does (not absolute, unknown scheme, control characters, `..` above
     the root)."""
     if isinstance(location, str) and (location.startswith("file:/") or location.startswith("/")) \
-            and not _UNTIDY.search(location):
+            and not _UNTIDY.search(location) and (location.isascii() or _encodable(location)):
         return location  # the usual case, checked in one pass
     if not isinstance(location, str) or not location.strip():
         raise InvalidObject(f"{what} is empty")
@@ -118,11 +120,22 @@ def resolve(location: str, what: str = "location") -> str:
         path = norm[len("file:"):]
         if location.startswith("/"):
             return path
+        # the scheme in lower case: stored locations are compared as text (the overlap check), and `FILE:/x`
+        # is the same directory as `file:/x`
         rest = location[5:]
         if rest.startswith("//"):  # file:///x or file://localhost/x: keep the authority part
-            return location[:7] + rest[2:].partition("/")[0] + path
-        return location[:5] + path
+            return "file://" + rest[2:].partition("/")[0] + path
+        return "file:" + path
     return norm
+
+
+def _encodable(location: str) -> bool:
+    """Whether the location can name a file (a lone surrogate, which JSON can carry, cannot be encoded)."""
+    try:
+        location.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def _clean(path: str, location: str, what: str) -> str:
@@ -240,12 +253,6 @@ class LocationPolicy:
             return False
         # inside the data directory (the default warehouse is) is fine; a protected file itself is not
         return not any(is_under(p, real) for p in self.protected)
-
-    def check_read(self, location: str | None, what: str = "metadata location") -> str:
-        if not self.may_read(location):
-            raise MetaError(f"{what} {location!r} is outside the locations this server may read")
-        assert location is not None
-        return location
 
 
 def lexical_path(location: str | None) -> str | None:

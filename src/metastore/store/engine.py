@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Any
 
@@ -68,6 +69,19 @@ def is_sqlite(engine: Engine) -> bool:
 def is_sqlite_file(engine: Engine) -> bool:
     db = engine.url.database or ""
     return is_sqlite(engine) and db not in ("", ":memory:") and "mode=memory" not in str(engine.url)
+
+
+def store_files(url: str) -> list[str]:
+    """The files of a store on this host (a SQLite database and its -wal, -shm and -journal files; none for a
+    server database), as absolute paths: places the location policy keeps every client away from."""
+    u = sa.engine.make_url(url)
+    db = u.database or ""
+    if u.get_backend_name() != "sqlite" or db in ("", ":memory:") or u.query.get("mode") == "memory":
+        return []
+    if db.startswith("file:"):  # a URI filename (?uri=true)
+        db = db[len("file:"):].partition("?")[0]
+    path = os.path.abspath(db)
+    return [path] + [path + suffix for suffix in ("-wal", "-shm", "-journal")]
 
 
 def raw_sqlite_connection(engine: Engine, **extra: Any) -> Any:
