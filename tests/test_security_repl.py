@@ -164,3 +164,34 @@ def test_incremental_with_a_climbing_partition_is_refused(pair, tmp_path):
         assert sorted(ms.call("get_partition_names", tdb, "t", -1)) == ["day=1", "day=2"]
     assert files(precious) == want
     assert tgt.alive()
+
+
+def test_symbolic_links_in_either_warehouse_lead_nowhere(pair, tmp_path):
+    """A link planted in the source table's directory (to a secret file beside the warehouse) is not copied, and a
+    link in the target table's directory (to a victim directory) is not written through: the copy reads and
+    writes only inside the two tables' directories."""
+    src, tgt = pair
+    db, tdb, root = unique("src"), unique("dr"), tmp_path / "staging"
+    source_db(src, db)
+    _, precious = victims(src, tgt)
+    secret = src.workdir / f"secret-{unique('s')}.txt"
+    secret.write_text("the source host's secret")
+    with Metastore(src.uri) as ms:
+        flat = Path(ms.call("get_table", db, "flat").sd.location.removeprefix("file:"))
+        (flat / "sub").mkdir()
+        (flat / "sub" / "part-1").write_text("3,c\n")
+    (flat / "leak").symlink_to(secret)
+    dump(src, db, root)
+    want = files(precious)
+    # the target table's directory exists before the load, with its sub-directory a link to the victim
+    tflat = tgt.warehouse / f"{tdb}.db" / "flat"
+    tflat.mkdir(parents=True)
+    (tflat / "sub").symlink_to(precious, target_is_directory=True)
+    p = load(tgt, db, tdb, root)
+    out = p.stdout + p.stderr
+    assert "secret" not in out
+    assert not (tflat / "leak").exists()  # the link was neither followed nor copied
+    assert files(precious) == want and not (precious / "part-1").exists()
+    assert "the source host's secret" not in "".join(f.read_text(errors="replace") for f in tgt.warehouse.rglob("*")
+                                                      if f.is_file())
+    assert tgt.alive()

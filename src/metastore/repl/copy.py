@@ -45,16 +45,32 @@ def _md5(path: str) -> str:
     return h.hexdigest()
 
 
-def copy_file(task: tuple[str, str, int]) -> tuple[str, int, str]:
+Task = tuple[str, str, int, str, str]  # source file, target file, size, source directory, target directory
+
+
+def _inside(path: str, root: str) -> None:
+    """Refuse a path that, with symbolic links resolved, is not inside its pair's directory: a link planted in
+    either warehouse must not make the copy read or write anywhere else."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    if real != top and not real.startswith(top.rstrip("/") + "/"):
+        raise OSError(f"{path} leads outside {root} through a symbolic link")
+
+
+def copy_file(task: Task) -> tuple[str, int, str]:
     """One file: ('same' | 'copied', bytes, md5). Runs on a Spark executor or a thread."""
-    src, dst, size = task
+    src, dst, size, src_root, dst_root = task
+    _inside(src, src_root)
+    if os.path.islink(dst):
+        os.remove(dst)  # a link where a file goes: replaced, never written through
     if os.path.isfile(dst) and os.path.getsize(dst) == size and _md5(dst) == _md5(src):
         return "same", 0, ""
+    _inside(os.path.dirname(dst), dst_root)  # before anything is made: an existing parent may be a link
     os.makedirs(os.path.dirname(dst), exist_ok=True)
+    _inside(os.path.dirname(dst), dst_root)
     tmp = os.path.join(os.path.dirname(dst), f".{os.path.basename(dst)}.repl-tmp")
     h = hashlib.md5()
     n = 0
-    with open(src, "rb") as fi, open(tmp, "wb") as fo:
+    with open(src, "rb", opener=_no_follow) as fi, open(tmp, "wb", opener=_no_follow) as fo:
         while chunk := fi.read(CHUNK):
             h.update(chunk)
             fo.write(chunk)
@@ -70,23 +86,30 @@ def copy_file(task: tuple[str, str, int]) -> tuple[str, int, str]:
     return "copied", n, digest
 
 
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW, 0o666)
+
+
 def _files(root: str, deep: bool) -> dict[str, int]:
+    """The regular files under a directory (symbolic links are neither followed nor listed)."""
     out = {}
     for dirpath, dirs, names in os.walk(root):
         for n in names:
             p = os.path.join(dirpath, n)
+            if os.path.islink(p) or not os.path.isfile(p):
+                continue
             out[os.path.relpath(p, root)] = os.path.getsize(p)
         if not deep:
             dirs.clear()
     return out
 
 
-def plan(pairs: list[tuple[str, str, bool]]) -> tuple[list[tuple[str, str, int]], list[str]]:
+def plan(pairs: list[tuple[str, str, bool]]) -> tuple[list[Task], list[str]]:
     """(copy tasks, target files to remove) for directory pairs (source location, target location, deep).
 
     A pair that is not deep covers the files directly in the directory (a partitioned table's own files,
     such as Spark's _SUCCESS, beside its partitions' directories)."""
-    tasks: list[tuple[str, str, int]] = []
+    tasks: list[Task] = []
     extra: list[str] = []
     for src_loc, dst_loc, deep in pairs:
         src, dst = Warehouse.local_path(src_loc), Warehouse.local_path(dst_loc)
@@ -96,7 +119,7 @@ def plan(pairs: list[tuple[str, str, bool]]) -> tuple[list[tuple[str, str, int]]
             continue  # gone on the source since the dump: a later dump drops it
         have = _files(dst, deep) if os.path.isdir(dst) else {}
         want = _files(src, deep)
-        tasks += [(os.path.join(src, rel), os.path.join(dst, rel), size) for rel, size in sorted(want.items())]
+        tasks += [(os.path.join(src, rel), os.path.join(dst, rel), size, src, dst) for rel, size in sorted(want.items())]
         extra += [os.path.join(dst, rel) for rel in sorted(set(have) - set(want))]
     return tasks, extra
 
@@ -132,7 +155,7 @@ def _sync(pairs: list[tuple[str, str, bool]], options: dict[str, str]) -> CopySt
     return stats
 
 
-def _on_spark(tasks: list[tuple[str, str, int]], options: dict[str, str]) -> list[Any]:
+def _on_spark(tasks: list[Task], options: dict[str, str]) -> list[Any]:
     import sys
 
     from pyspark.sql import SparkSession
