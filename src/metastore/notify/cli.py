@@ -22,13 +22,13 @@ def _settings(ctx: click.Context, **kw: object) -> config.Settings:
 
 
 def _catalog(s: config.Settings):  # type: ignore[no-untyped-def]
-    from ..app import open_store
+    from ..app import location_policy, open_store
     from ..catalog.service import Catalog
     from ..catalog.warehouse import Warehouse
     from ..store.migrate import SchemaVersionError
 
     try:
-        return Catalog(open_store(s), Warehouse(s.warehouse_dir))
+        return Catalog(open_store(s), Warehouse(s.warehouse_dir), locations=location_policy(s))
     except SchemaVersionError as e:
         raise click.ClickException(str(e)) from None
 
