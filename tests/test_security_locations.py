@@ -260,3 +260,92 @@ def test_renames_move_nothing_outside_the_warehouse(c, server, tmp_path):
     finally:
         c.drop_database(db, True, True)
     assert (vdb / "t" / "ds=1" / "f").read_text() == "data"
+
+
+def test_partitions_count_as_occupants(c, server, tmp_path):
+    """A managed table's partition placed elsewhere in the warehouse (Spark's SET LOCATION) is another object's
+    data: a managed table or partition there (or holding it) is refused, in add_partitions too, and dropping a
+    database whose directory holds it leaves it."""
+    db, other = unique("db"), unique("db")
+    c.create_database(Database(name=db))
+    c.create_database(Database(name=other))
+    try:
+        c.create_table(table(db, "v3", keys=("ds",)))
+        custom = server.warehouse / f"{db}.db" / "custom"
+        c.add_partition(Partition(values=["1"], dbName=db, tableName="v3", sd=sd(f"file:{custom}/p1"),
+                                  parameters={}))
+        (custom / "p1" / "v3.txt").write_text("v3's partition")
+        c.create_table(table(db, "a3", keys=("ds",)))
+        for loc, says in [(f"file:{custom}/p1", f"is the location of a partition of table {db}.v3"),
+                          (f"file:{custom}", "holds the location of a partition"),
+                          (f"file:{custom}/p1/inner", "inside the directory of managed a partition")]:
+            refused(c, server, InvalidObjectException, "add_partition",
+                    Partition(values=["x"], dbName=db, tableName="a3", sd=sd(loc), parameters={}), says=says)
+            refused(c, server, InvalidObjectException, "create_table", table(db, unique("a4"), loc), says=says)
+        # one check for a batch: the conflicting partition refuses the whole call
+        batch = [Partition(values=[v], dbName=db, tableName="a3", sd=sd(f"file:{custom}/{v}"), parameters={})
+                 for v in ("p0", "p1", "p2")]
+        refused(c, server, InvalidObjectException, "add_partitions", batch, says="a partition of table")
+        assert not (custom / "p0").exists() and not (custom / "p2").exists()
+        # batches of custom locations that share nothing are accepted
+        c.add_partitions([Partition(values=[v], dbName=db, tableName="a3", sd=sd(f"file:{custom}/{v}"),
+                                    parameters={}) for v in ("q0", "q1")])
+        # another database's table with a partition inside this database's directory: dropped with deleteData,
+        # the database leaves it
+        inside = server.warehouse / f"{other}.db" / "elsewhere" / "p"
+        c.add_partition(Partition(values=["2"], dbName=db, tableName="v3", sd=sd(f"file:{inside}"), parameters={}))
+        (inside / "f.txt").write_text("kept")
+        c.drop_database(other, True, True)
+        assert (inside / "f.txt").read_text() == "kept"
+        assert (custom / "p1" / "v3.txt").read_text() == "v3's partition"
+    finally:
+        c.drop_database(db, True, True)
+
+
+def test_external_turned_managed_checks_its_partitions(c, server, tmp_path):
+    """An external table whose partition is another table's directory may not become managed (its drop would
+    delete that directory); with its partitions in its own directory it may."""
+    db = unique("db")
+    c.create_database(Database(name=db))
+    try:
+        c.create_table(table(db, "t1"))
+        t1 = c.get_table(db, "t1").sd.location
+        (server.warehouse / f"{db}.db" / "t1" / "data.txt").write_text("t1's data")
+        c.create_table(table(db, "e", keys=("ds",), external=True))
+        c.add_partition(Partition(values=["1"], dbName=db, tableName="e", sd=sd(t1), parameters={}))
+        e = c.get_table(db, "e")
+        e.tableType, e.parameters = "MANAGED_TABLE", {}
+        refused(c, server, InvalidOperationException, "alter_table", db, "e", e, says=f"table {db}.t1")
+        c.create_table(table(db, "f", keys=("ds",), external=True))
+        c.add_partition(Partition(values=["1"], dbName=db, tableName="f", sd=sd(), parameters={}))
+        f = c.get_table(db, "f")
+        f.tableType, f.parameters = "MANAGED_TABLE", {}
+        c.alter_table(db, "f", f)
+        assert c.get_table(db, "f").tableType == "MANAGED_TABLE"
+        assert (server.warehouse / f"{db}.db" / "t1" / "data.txt").read_text() == "t1's data"
+    finally:
+        c.drop_database(db, True, True)
+
+
+def test_fast_stats_only_where_the_server_may_read(c, server, tmp_path):
+    """An external table outside the roots gets no numFiles/totalSize from a listing of its directory (they
+    would tell what is there); one in the warehouse still does."""
+    db = unique("db")
+    c.create_database(Database(name=db))
+    try:
+        v = victim(tmp_path, "secret")
+        c.create_table(table(db, "out", f"file:{v}", external=True))
+        params = c.get_table(db, "out").parameters
+        assert "numFiles" not in params and "totalSize" not in params
+        c.create_table(table(db, "root", "file:/", external=True))
+        assert "numFiles" not in c.get_table(db, "root").parameters
+        inside = server.warehouse / "ext_in"
+        inside.mkdir()
+        (inside / "f").write_text("12345")
+        c.create_table(table(db, "in", f"file:{inside}", external=True))
+        params = c.get_table(db, "in").parameters
+        assert (params["numFiles"], params["totalSize"]) == ("1", "5")
+        assert files(v) == {"precious.txt": hashlib.md5(b"secret data").hexdigest(),
+                            "sub/deeper.bin": hashlib.md5(bytes(range(256))).hexdigest()}
+    finally:
+        c.drop_database(db, True, True)

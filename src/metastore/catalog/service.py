@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import posixpath
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -129,8 +130,36 @@ class Catalog:
 
     @staticmethod
     def _occupants(tx: Tx, path: str) -> list[Occupant]:
-        """The databases and tables located at `path`, inside it, or at one of its parents (one statement)."""
-        return [Occupant(*row) for row in tx.locations_near(spellings(path))]
+        """The databases, tables and partitions located at `path`, inside it, or at one of its parents (one
+        statement). A partition counts as its table: dropping a managed table deletes its partitions."""
+        return [(_PartOccupant if row[4] else Occupant)(*row[:4]) for row in tx.locations_near(spellings(path))]
+
+    def _check_managed_many(self, tx: Tx, places: Sequence[tuple[str, str]], exc: type[CatalogError],
+                            own_db: str, own_table: str, kind: str = "partition") -> None:
+        """_check_managed for many (what, location) pairs: one statement per distinct parent directory (its
+        occupants include those of every location directly inside it), not one per location."""
+        groups: dict[str, list[tuple[str, str, str]]] = {}
+        for what, location in places:
+            problem = self.locations.managed_problem(location)
+            if problem is not None:
+                raise exc(f"{what} {location} {problem}: a managed object's directory is deleted with it")
+            path = lexical_path(location) if self.locations.owns(location) else None
+            if path is not None:
+                groups.setdefault(posixpath.dirname(path), []).append((what, location, path))
+        for parent, members in groups.items():
+            occupants = self._occupants(tx, members[0][2] if len(members) == 1 else parent)
+            for what, location, path in members:
+                problem = overlap(path, occupants, own_db, own_table, kind)
+                if problem is not None:
+                    raise exc(f"{what} {location} {problem}: a managed object's directory is deleted with it")
+
+    def check_location_free(self, location: str, exclude: tuple[str, str] | None = None) -> None:
+        """Refuse (InvalidObject) a table location the server writes under (a REST table's) that is a root or
+        the store's, or shares a directory with another database, table or partition (`exclude`: the table
+        itself); REST tables are external, so the catalog checks nothing of theirs on its own."""
+        own_db, own_table = exclude or (None, None)
+        with self._read() as tx:
+            self._check_managed(tx, location, "Table location", InvalidObject, own_db, own_table)
 
     def _inside_own(self, location: str | None, parent: str | None) -> bool:
         """Whether a location is its parent's or inside it (a partition in its table's directory)."""
@@ -162,7 +191,10 @@ class Catalog:
                                 kind="database")
             tx.insert_database(db)
             self._event(tx, ev.CREATE_DATABASE, db.name, None, self.msg.create_database(db))
-        self.wh.mkdirs(db.locationUri)
+            # made before the commit, while writers are serialized: a create_table at its default place that
+            # runs next finds the directory there and looks for its other occupants (it skips that only for a
+            # directory it made itself)
+            self.wh.mkdirs(db.locationUri)
 
     def get_database(self, name: str) -> m.Database:
         with self._read() as tx:
@@ -306,7 +338,9 @@ class Catalog:
             params.pop(DO_NOT_UPDATE_STATS, None)
             return
         if force or not all(k in params for k in FAST_STATS):
-            if not new_dir:
+            # only where the server may read: elsewhere a listing would reveal what is there (and file:/ is a
+            # walk of the whole file system); the client's figures, if any, are kept
+            if not new_dir and self.locations.may_read(location):
                 files, size = self.wh.quick_stats(location) or (0, 0)
                 params["numFiles"] = str(files)
                 params["totalSize"] = str(size)
@@ -407,6 +441,12 @@ class Catalog:
             if (new.tableType or old.tableType) == MANAGED_TABLE and new.tableType != VIRTUAL_VIEW and (
                     old.tableType != MANAGED_TABLE or not _same_location(new.sd.location, old.sd.location)):
                 self._check_managed(tx, new.sd.location, "Table location", InvalidOperation, db, name)
+                if old.tableType != MANAGED_TABLE and old.partitionKeys:
+                    # now dropped with its data: a partition outside its directory is checked as a managed one
+                    custom = [("Partition location", loc) for _, _, loc in tx.table_partitions(ref.TBL_ID)
+                              if loc and not self._inside_own(loc, new.sd.location)]
+                    if custom:
+                        self._check_managed_many(tx, custom, InvalidOperation, db, name)
             new.createTime = old.createTime
             if DDL_TIME not in new.parameters or new.parameters.get(DDL_TIME) == "0":
                 new.parameters[DDL_TIME] = str(_now())
@@ -548,6 +588,7 @@ class Catalog:
                     raise AlreadyExists(f"Partition already exists: {name}")
                 now = _now()
                 to_add: list[tuple[str, m.Partition]] = []
+                custom: list[tuple[str, str]] = []  # managed partitions outside their table's directory
                 for name, p in seen.items():
                     if name in existing:
                         continue
@@ -561,9 +602,10 @@ class Catalog:
                     elif p.sd.location:
                         p.sd.location = self._resolve(p.sd.location, "partition location")
                         if t.tableType == MANAGED_TABLE and not self._inside_own(p.sd.location, t.sd.location):
-                            self._check_managed(tx, p.sd.location, f"Partition {name} location", InvalidObject,
-                                                t.dbName, t.tableName, "partition")
+                            custom.append((f"Partition {name} location", p.sd.location))
                     to_add.append((name, p))
+                if custom:
+                    self._check_managed_many(tx, custom, InvalidObject, t.dbName, t.tableName)
                 dirs = self.wh.start_mkdirs([p.sd.location for _, p in to_add])  # made while the rows are written
                 new_dirs = set(dirs.made)
                 ddl_time = str(now)
@@ -1213,3 +1255,12 @@ def _mark_columns_accurate(params: dict[str, str], cols: Sequence[str]) -> None:
         stats[c] = "true"
     params[COLUMN_STATS_ACCURATE] = json.dumps(state, separators=(",", ":"))
 
+
+
+class _PartOccupant(Occupant):
+    """A partition found near a location: it counts as its table (dropped, and deleted, with it)."""
+
+    __slots__ = ()
+
+    def describe(self) -> str:
+        return f"a partition of table {self.db}.{self.table}"

@@ -178,10 +178,18 @@ def _locations_near(n: int) -> _Stmt:
     d, t, sd = s.dbs.c, s.tbls.c, s.sds.c
     none = sa.cast(sa.null(), sa.String(256))
     return _Stmt(sa.union_all(
-        sa.select(d.NAME, none, none, sa.cast(d.DB_LOCATION_URI, sa.String(4000))).where(near(d.DB_LOCATION_URI)),
+        sa.select(d.NAME, none, none, sa.cast(d.DB_LOCATION_URI, sa.String(4000)), sa.literal_column("0"))
+        .where(near(d.DB_LOCATION_URI)),
         sa.select(d.NAME, sa.cast(t.TBL_NAME, sa.String(256)), sa.cast(t.TBL_TYPE, sa.String(256)),
-                  sa.cast(sd.LOCATION, sa.String(4000)))
+                  sa.cast(sd.LOCATION, sa.String(4000)), sa.literal_column("0"))
         .select_from(s.tbls.join(s.sds, sd.SD_ID == t.SD_ID).join(s.dbs, d.DB_ID == t.DB_ID))
+        .where(near(sd.LOCATION)),
+        # partitions too: one placed at another table's or database's directory (Spark's SET LOCATION) is
+        # deleted with whatever managed object shares it
+        sa.select(d.NAME, sa.cast(t.TBL_NAME, sa.String(256)), sa.cast(t.TBL_TYPE, sa.String(256)),
+                  sa.cast(sd.LOCATION, sa.String(4000)), sa.literal_column("1"))
+        .select_from(s.partitions.join(s.sds, sd.SD_ID == s.partitions.c.SD_ID)
+                     .join(s.tbls, t.TBL_ID == s.partitions.c.TBL_ID).join(s.dbs, d.DB_ID == t.DB_ID))
         .where(near(sd.LOCATION))))
 
 
@@ -830,11 +838,12 @@ class Tx:
                 self.conn.execute(s.sds.update().where(s.sds.c.SD_ID == sd_id)
                                   .values(LOCATION=new_prefix + loc[len(old_prefix):]))
 
-    def locations_near(self, spellings: Sequence[str]) -> list[tuple[str, str | None, str | None, str | None]]:
-        """(database, table or None, table type, location) of the databases and tables located at a path, inside
-        it, or at one of its parents, the path given in each spelling stored locations may use (`file:/x`,
-        `/x`, ...). One statement, built once (LIKE may match more, e.g. case-insensitively: the caller compares
-        exactly); partitions are not looked at."""
+    def locations_near(self, spellings: Sequence[str]) -> list[tuple[str, str | None, str | None, str | None, int]]:
+        """(database, table or None, table type, location, 1 for a partition of that table else 0) of the
+        databases, tables and partitions located at a path, inside it, or at one of its parents, the path given
+        in each spelling stored locations may use (`file:/x`, `/x`, ...). One statement, built once (LIKE may
+        match more, e.g. case-insensitively: the caller compares exactly). No index on locations: a scan, so
+        callers use it on the rare write paths only (not for new directories at their default places)."""
         st = _LOCATIONS_NEAR.get(len(spellings))
         if st is None:
             st = _LOCATIONS_NEAR[len(spellings)] = _locations_near(len(spellings))
