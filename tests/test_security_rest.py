@@ -30,7 +30,7 @@ pytest.importorskip("pyiceberg.catalog.rest")
 pa = pytest.importorskip("pyarrow")
 requests = pytest.importorskip("requests")
 
-from hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table  # noqa: E402
+from hive_metastore.ttypes import FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table  # noqa: E402
 from pyiceberg.catalog.rest import RestCatalog  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
@@ -381,4 +381,47 @@ def test_purge_reads_only_regular_files(env: Env, rest: RestCatalog, thrift: Cli
     assert r.status_code == 200, r.text
     assert http(env, "DELETE", f"/v1/namespaces/{ns}/tables/t?purgeRequested=true").status_code == 204
     assert fifo.exists() and not [p for p in (ns_dir / "t").rglob("*.parquet")]
+    serving(env, rest, ns)
+
+
+def test_rest_locations_are_no_other_objects_directory(env: Env, rest: RestCatalog, thrift: Client) -> None:
+    """A REST table (external for the catalog) may not be created, registered or moved onto a Hive table's
+    directory, a partition's, or a namespace's: its metadata would be written into the other's files, and a
+    DROP DATABASE would keep a directory it should delete."""
+    ns, ns_dir = namespace(rest, env)
+    thrift.create_table(Table(tableName="hive_managed_t", dbName=ns, owner="o", tableType="MANAGED_TABLE",
+                              parameters={}, partitionKeys=[FieldSchema("ds", "string", None)], sd=StorageDescriptor(
+                                  cols=[FieldSchema("a", "int", None)], parameters={},
+                                  serdeInfo=SerDeInfo(serializationLib="x", parameters={}))))
+    hive_dir = ns_dir / "hive_managed_t"
+    (hive_dir / "data.txt").write_text("hive data")
+    part_dir = ns_dir / "custom" / "p"  # a partition of it elsewhere (Spark's SET LOCATION)
+    thrift.add_partition(Partition(values=["1"], dbName=ns, tableName="hive_managed_t", parameters={},
+                                   sd=StorageDescriptor(cols=[FieldSchema("a", "int", None)], parameters={},
+                                                        location=f"file:{part_dir}",
+                                                        serdeInfo=SerDeInfo(serializationLib="x", parameters={}))))
+    (part_dir / "part.txt").write_text("partition data")
+    http(env, "POST", f"/v1/namespaces/{ns}/tables", create_body("t")).raise_for_status()
+    before, files = state(thrift, ns), files_under(ns_dir)
+    for location in (f"file:{hive_dir}", str(hive_dir), f"file:{hive_dir}/inner", f"file:{ns_dir}",
+                     f"file:{part_dir}", f"file:{ns_dir}/custom", f"file:{ns_dir}/t"):
+        r = http(env, "POST", f"/v1/namespaces/{ns}/tables", create_body("x", location=location))
+        assert error_of(r, 403, "ForbiddenException")
+        if location.endswith("/t"):
+            continue  # t's own
+        r = http(env, "POST", f"/v1/namespaces/{ns}/tables/t", {"requirements": [], "updates": [
+            {"action": "set-location", "location": location}]})
+        assert r.status_code == 403, r.text
+    # registering a table whose location is the namespace's directory
+    t = rest.load_table(f"{ns}.t")
+    meta = json.loads(Path(t.metadata_location.removeprefix("file:").removeprefix("//")).read_text())
+    fake = ns_dir / "t" / "metadata" / "ns-wide.metadata.json"
+    # (the metadata file is written by the test, as a client with write access to the warehouse could)
+    fake.write_text(json.dumps({**meta, "location": f"file:{ns_dir}"}))
+    try:
+        r = http(env, "POST", f"/v1/namespaces/{ns}/register", {"name": "reg", "metadata-location": f"file:{fake}"})
+        assert r.status_code == 403, r.text
+    finally:
+        fake.unlink()
+    assert state(thrift, ns) == before and files_under(ns_dir) == files
     serving(env, rest, ns)

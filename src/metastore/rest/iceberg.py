@@ -434,17 +434,28 @@ class IcebergCatalog:
         path = local_path(location)
         return os.path.realpath(path) if path else None
 
-    def _writable_table_location(self, location: str, what: str) -> str:
-        """A table location under which the server may write metadata files: normalized, and owned by the
-        server (under its allowed roots). Kept as the client spelled it when that is already normal."""
+    def _writable_table_location(self, location: str, what: str, exclude: tuple[str, str] | None = None,
+                                 check_free: bool = True) -> str:
+        """A table location under which the server may write metadata files: normalized, owned by the server
+        (under its allowed roots) and, with `check_free`, no other database's, table's or partition's directory
+        (nor inside a managed table's; `exclude`: the table itself). Kept as the client spelled it when that
+        is already normal."""
         try:
             norm = normalize(location, what)
         except InvalidObject as e:
             raise bad_request(e.message) from None
         if not self.catalog.locations.owns(norm):
             raise forbidden(f"{what} {location!r} is outside the locations this server may write to")
+        if check_free:
+            self._check_free(norm, what, exclude)
         location = location.rstrip("/")
         return location if local_path(location) == local_path(norm) else norm
+
+    def _check_free(self, location: str, what: str, exclude: tuple[str, str] | None) -> None:
+        try:
+            self.catalog.check_location_free(location, exclude)
+        except InvalidObject as e:
+            raise forbidden(f"{what}: {e.message}") from None
 
     def _metadata_file(self, table_location: str, version: int, what: str) -> str:
         """The next metadata file of a table, named by the server under the table's own location (a table's
@@ -619,6 +630,9 @@ class IcebergCatalog:
             d, t, _ = others[0]
             raise forbidden(f"{what}: its location {metadata.location!r} overlaps the location of table {d}.{t}; "
                             f"a table may not be registered on another table's files")
+        # databases and partitions too (a database's directory as a table's: DROP DATABASE would keep it)
+        if self.catalog.locations.owns(table_path):
+            self._check_free(table_path, what, (db, name) if overwrite else None)
 
     def drop_table(self, ns: str, name: str, purge: bool) -> None:
         db, name = database_of(ns), name.lower()
@@ -766,7 +780,10 @@ class IcebergCatalog:
             return Staged(db, name, got.table, got.location, got.metadata, got.metadata, got.location, changed=False)
         version = _metadata_version(got.location) + 1 if got else 0
         what = f"Cannot commit to {db}.{name}"
-        table_location = self._writable_table_location(new.location, f"{what}: table location")
+        # a new table, or a new location (set-location), must not be another object's directory
+        table_location = self._writable_table_location(
+            new.location, f"{what}: table location", (db, name),
+            check_free=base is None or base.location.rstrip("/") != new.location.rstrip("/"))
         if table_location != new.location:
             new = new.model_copy(update={"location": table_location})
         location = self._metadata_file(table_location, version, what)
