@@ -185,6 +185,10 @@ def test_partition_names_per_call_are_bounded(c: Client, parts_table: tuple[str,
     many = [f"a={i}/s=v{i}" for i in range(100_001)]
     with pytest.raises(MetaException, match=re.escape("Too many partition names in one call (100001; at most 100000)")):
         c.get_partitions_by_names(db, table, many)
+    # the same through the serialized fast path, which serves a table's partitions once they were read whole
+    c.get_partitions(db, table, -1)
+    with pytest.raises(MetaException, match=re.escape("Too many partition names in one call (100001; at most 100000)")):
+        c.get_partitions_by_names(db, table, many)
     with pytest.raises(MetaException, match="Too many partition names"):
         c.drop_partitions_req(DropPartitionsRequest(dbName=db, tblName=table, parts=RequestPartsSpec(names=many),
                                                     deleteData=True, ifExists=True))

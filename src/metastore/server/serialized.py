@@ -25,7 +25,7 @@ from thriftpy2.transport import TMemoryBuffer
 from ..catalog import errors as E
 from ..catalog import model as m
 from ..catalog.names import make_part_name, part_vals_from_name
-from ..catalog.service import Catalog
+from ..catalog.service import MAX_NAMES_PER_CALL, Catalog
 from ..thrift.convert import to_thrift
 from .handler import parse_db_name
 
@@ -195,6 +195,8 @@ class SerializedReads:
 
     @_guard
     def get_partitions_by_names(self, a: Any) -> bytes | None:
+        if a.names is not None and len(a.names) > MAX_NAMES_PER_CALL:
+            return None  # the catalog's path refuses it, with its MetaException (and nothing is looked up here)
         e = self._entry(a.db_name, a.tbl_name)
         if e is None or e.parts is None or e.index is None:
             return None
