@@ -137,7 +137,8 @@ class Catalog:
     def _check_managed_many(self, tx: Tx, places: Sequence[tuple[str, str]], exc: type[CatalogError],
                             own_db: str, own_table: str, kind: str = "partition") -> None:
         """_check_managed for many (what, location) pairs: one statement per distinct parent directory (its
-        occupants include those of every location directly inside it), not one per location."""
+        occupants include those of every location directly inside it; directly in a root, one per location),
+        not one per location."""
         groups: dict[str, list[tuple[str, str, str]]] = {}
         for what, location in places:
             problem = self.locations.managed_problem(location)
@@ -147,11 +148,15 @@ class Catalog:
             if path is not None:
                 groups.setdefault(posixpath.dirname(path), []).append((what, location, path))
         for parent, members in groups.items():
-            occupants = self._occupants(tx, members[0][2] if len(members) == 1 else parent)
-            for what, location, path in members:
-                problem = overlap(path, occupants, own_db, own_table, kind)
-                if problem is not None:
-                    raise exc(f"{what} {location} {problem}: a managed object's directory is deleted with it")
+            if len(members) > 1 and self.locations.owns(parent):
+                batches = [(self._occupants(tx, parent), members)]
+            else:  # one, or directly in a root: whose occupants are every object there is
+                batches = [(self._occupants(tx, member[2]), [member]) for member in members]
+            for occupants, group in batches:
+                for what, location, path in group:
+                    problem = overlap(path, occupants, own_db, own_table, kind)
+                    if problem is not None:
+                        raise exc(f"{what} {location} {problem}: a managed object's directory is deleted with it")
 
     def check_location_free(self, location: str, exclude: tuple[str, str] | None = None) -> None:
         """Refuse (InvalidObject) a table location the server writes under (a REST table's) that is a root or
