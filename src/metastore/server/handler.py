@@ -122,7 +122,8 @@ def _wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             raise
         except Exception as e:  # a bug or an unexpected store failure: report it, keep serving
             log.exception("%s failed", name)
-            msg = f"{type(e).__name__}: {e}"
+            # the text stays in the log: an OSError quotes paths, a store error its SQL and parameters
+            msg = f"{name} failed with an unexpected {type(e).__name__}: see the server log"
             if hms.MetaException in declared:
                 raise hms.MetaException(message=msg) from None
             raise TApplicationException(TApplicationException.INTERNAL_ERROR, msg) from None
