@@ -442,3 +442,74 @@ def test_slowloris_2000_connections_per_front(db: Database, tmp_path: Path) -> N
         assert srv.alive()
     finally:
         srv.stop()
+
+
+# ---- review findings: first request deadline, unexpected errors, Content-Length, JSON cost
+
+def test_a_new_connection_that_sends_nothing_is_closed_at_the_read_timeout(db: Database, tmp_path: Path) -> None:
+    """idle_timeout (here 30 s) is for pauses between requests: a connection's first request is due within
+    read_timeout (1 s) of the accept, or one client could hold every slot for idle_timeout."""
+    srv = _serve(db, tmp_path, {"METASTORE_IDLE_TIMEOUT": "30s", "METASTORE_READ_TIMEOUT": "1s"})
+    try:
+        silent = [socket.create_connection(("127.0.0.1", port)) for port in (srv.port, srv.rest_port)]
+        for s in silent:
+            cut = _closed_within(s, 5)
+            assert cut is not None and cut < 3, cut
+            s.close()
+        # after a first call, pauses longer than read_timeout (but within idle_timeout) keep the connection
+        client, rest = Client(srv.port), socket.create_connection(("127.0.0.1", srv.rest_port), timeout=10)
+        assert client.get_database("default").name == "default" and _get(srv.rest_port, sock=rest) == 200
+        time.sleep(1.5)
+        assert client.get_database("default").name == "default" and _get(srv.rest_port, sock=rest) == 200
+        client.close()
+        rest.close()
+    finally:
+        srv.stop()
+
+
+def test_an_unexpected_error_text_stays_in_the_log(db: Database, tmp_path: Path) -> None:
+    """A database whose directory cannot be made (a file is in its place) fails with an OSError that quotes the
+    path: the Thrift client gets its type and a pointer to the log, the log gets the path."""
+    from hive_metastore.ttypes import Database as ThriftDatabase, MetaException
+    srv = _serve(db, tmp_path)
+    try:
+        name = f"blocked_{os.getpid()}"
+        (srv.warehouse / f"{name}.db").write_text("not a directory")
+        c = Client(srv.port)
+        try:
+            with pytest.raises(MetaException) as e:
+                c.create_database(ThriftDatabase(name=name, parameters={}))
+            text = e.value.message
+            assert "see the server log" in text and "Error" in text and str(srv.warehouse) not in text, text
+            assert c.get_database("default").name == "default"
+        finally:
+            c.close()
+        assert str(srv.warehouse / f"{name}.db") in srv.log.read_text()
+    finally:
+        srv.stop()
+
+
+def test_content_length_is_digits_only_and_json_bodies_are_bounded_in_objects(db: Database, tmp_path: Path) -> None:
+    srv = _serve(db, tmp_path)
+    try:
+        body = b'{"namespace": ["x"]}'
+        for value in (b"+20", b"2_0", "\u0662\u0660".encode(), b"-0", b"20, 21"):
+            raw = b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Length: " + value + b"\r\n\r\n" + body
+            status, _, answer_body, s = _http(srv.rest_port, raw)
+            assert status == 400 and "Content-Length" in _error_model(answer_body, 400), (value, status)
+            s.close()
+        twice = (b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\nContent-Length: 2\r\n\r\n"
+                 + body)
+        status, _, answer_body, s = _http(srv.rest_port, twice)
+        assert status == 400, status
+        s.close()
+        # 1.5 MB of '{},' would be 500,001 objects, ~36 MiB once parsed: refused before json.loads
+        many = b"[" + b"{}," * 500_000 + b"{}]"
+        raw = (b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Length: " + str(len(many)).encode() +
+               b"\r\n\r\n" + many)
+        status, _, answer_body, s = _http(srv.rest_port, raw)
+        assert status == 413 and "objects and arrays" in _error_model(answer_body, 413), status
+        s.close()
+        assert _served_within(srv, 1) < 1
+    finally:
+        srv.stop()

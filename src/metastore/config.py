@@ -72,7 +72,7 @@ class Settings:
     idle_timeout: str = "600s"  # a connection with no request for this long is closed
     read_timeout: str = "60s"  # a request that has started must arrive whole within this
     max_message_bytes: int = 100 * 1024 * 1024  # one Thrift message (Hive's default, 100 MiB)
-    max_request_bytes: int = 64 * 1024 * 1024  # one REST request body
+    max_request_bytes: int = 8 * 1024 * 1024  # one REST request body
     txn_max_open_batch: int = 1000  # open_txns' largest batch (Hive's hive.txn.max.open.batch)
     filter_max_length: int = 100_000  # characters of a partition filter
     filter_max_in_list: int = 10_000  # literals of one IN list in a partition filter

@@ -10,7 +10,8 @@ Paths are the spec's, with or without the optional {prefix} segment: /v1/namespa
 /v1/{prefix}/namespaces/... are the same (this server announces no prefix in /v1/config).
 
 Bounds (FrontLimits, as the Thrift front): at most max_connections connections (one more gets a 503 and is
-closed); a keep-alive connection with no request for idle_timeout is closed, and a request (line, headers and
+closed); a keep-alive connection with no request for idle_timeout is closed (a new connection's first request is
+due within read_timeout of the accept), and a request (line, headers and
 body) must arrive whole within read_timeout of its first byte; the request line, the headers and the body are
 capped (414, 431, 413); every error, the server's own included, is in the spec's error model. The work on a
 request has no timeout. The accept loop outlives every accept error.
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 64 * 1024 * 1024  # the default of max_request_bytes
+MAX_BODY = 8 * 1024 * 1024  # the default of max_request_bytes
+MAX_JSON_CONTAINERS = 500_000  # objects and arrays in one JSON body: ~35 MiB once parsed
 MAX_REQUEST_LINE = 16 * 1024  # method, path and query (a table's path is well under 1 KiB)
 MAX_HEADER_BYTES = 64 * 1024  # all header lines of one request (and at most 100 of them: http.client's cap)
 
@@ -63,6 +65,9 @@ class _Clock(io.RawIOBase):
         self.sock = sock
         self.idle, self.read_s = limits.idle_timeout, limits.read_timeout
         self.deadline: float | None = None  # of the request being read; None between requests
+        # a new connection's first request is due within read_timeout of the accept, not idle_timeout: one
+        # that never sends a byte would hold its slot that long
+        self.first: float | None = time.monotonic() + self.read_s
         self.timeout = -1.0
 
     def readable(self) -> bool:
@@ -74,7 +79,7 @@ class _Clock(io.RawIOBase):
             self.timeout = seconds
 
     def next_request(self) -> None:
-        self.deadline = None
+        self.deadline, self.first = self.first, None
 
     def writing(self) -> None:
         """An answer goes out: a client that does not take it within idle_timeout is dropped."""
@@ -404,13 +409,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._unread = 1
             raise RestError(411, "BadRequestException", "A request body must come with Content-Length "
                                                         "(Transfer-Encoding is not supported)")
-        length = self.headers.get("Content-Length")
-        if length is None:
+        lengths = self.headers.get_all("Content-Length")
+        if not lengths:
             return 0
-        try:
-            n = int(length.strip())
-        except ValueError:
+        # digits only: int() also takes '+5', '1_0' and non-ASCII digits, which a proxy in front may read
+        # otherwise; two different lengths leave the body's end in doubt
+        length = lengths[0].strip(" \t")
+        if not (length.isascii() and length.isdigit()) or any(v.strip(" \t") != length for v in lengths):
             n = -1
+        else:
+            n = int(length)
         if n < 0:
             self._unread = 1
             raise bad_request("Invalid Content-Length")
@@ -447,6 +455,14 @@ class _Handler(BaseHTTPRequestHandler):
         if len(raw) < n:
             raise _Gone("the client closed the connection within its body")
         self._unread = 0
+        # json.loads makes a Python object of every {} and []: ~70 bytes each, so a body of nothing but
+        # '{},' costs ~24 times its size. Counted first (a C scan, brackets inside strings included: it errs
+        # towards refusing) against a budget far above what a real commit holds.
+        containers = raw.count(b"{") + raw.count(b"[")
+        if containers > MAX_JSON_CONTAINERS:
+            raise RestError(413, "BadRequestException",
+                            f"Request body too complex ({containers} objects and arrays, "
+                            f"at most {MAX_JSON_CONTAINERS})")
         try:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError) as e:

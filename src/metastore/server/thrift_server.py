@@ -8,7 +8,7 @@ limit, a malformed message (answered with a TApplicationException when its heade
 client that goes away mid-call ends that connection only; the server and the store are unaffected.
 
 Bounds (FrontLimits): at most max_connections connections (one more is accepted and closed at once); a
-connection with no call for idle_timeout is closed, and a call must arrive whole within read_timeout of its
+connection with no call for idle_timeout is closed (its first call is due within read_timeout of the accept), and a call must arrive whole within read_timeout of its
 first byte (a client trickling bytes holds its thread no longer); a client that takes no bytes of its answer
 for idle_timeout is dropped. The work on a call has no timeout. The accept loop outlives every accept error.
 """
@@ -295,14 +295,20 @@ class _Connection:
         self.server, self.conn = server, conn
         limits = server.limits
         self.idle, self.read_s = limits.idle_timeout, limits.read_timeout
-        self.deadline = 0.0  # by which the call being read must have arrived; 0 between calls
-        self.waiting = self.idle  # the socket's receive timeout now
-        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(self.idle))
+        # by which the call being read must have arrived; 0 between calls. A new connection's first call is
+        # due within read_timeout of the accept: one that never sends a byte would hold its slot idle_timeout
+        self.deadline = time.monotonic() + self.read_s
+        self.first = True
+        self.waiting = min(self.idle, self.read_s)  # the socket's receive timeout now
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(self.waiting))
         # a client that takes no bytes of its answer for this long is gone
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _timeval(self.idle))
 
     def next_call(self, started: bool) -> None:
         """Between calls; `started`: bytes of the next call are already read (a client that pipelines)."""
+        if self.first:  # the first call keeps the deadline it got at the accept
+            self.first = False
+            return
         self.deadline = time.monotonic() + self.read_s if started else 0.0
 
     def recv(self, n: int) -> bytes:
@@ -445,7 +451,7 @@ class ThriftServer:
             try:
                 first = conn.recv(1, socket.MSG_PEEK)
             except BlockingIOError:
-                raise ReadTimeout(f"no call for {c.idle:g} s (idle_timeout)") from None
+                raise ReadTimeout(f"no first call within {c.read_s:g} s (read_timeout)") from None
             if not first:
                 return
             if first[0] == 0x80:
