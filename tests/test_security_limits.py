@@ -513,3 +513,54 @@ def test_content_length_is_digits_only_and_json_bodies_are_bounded_in_objects(db
         assert _served_within(srv, 1) < 1
     finally:
         srv.stop()
+
+
+def test_catalogd_fronts_have_the_bounds_too(db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """catalogd's Thrift front and HTTP endpoint take the settings' bounds (here from the environment, as
+    `metastore catalogd` does): a connection cap, the first request due within read_timeout, capped headers
+    and messages."""
+    from metastore.catalogd.service import CatalogdService
+    srv = _serve(db, tmp_path)
+    for k, v in {"METASTORE_MAX_CONNECTIONS": "4", "METASTORE_IDLE_TIMEOUT": "30s", "METASTORE_READ_TIMEOUT": "1s",
+                 "METASTORE_MAX_MESSAGE_BYTES": str(1 << 20)}.items():
+        monkeypatch.setenv(k, v)
+    svc = CatalogdService(srv.uri, port=0, http_port=0).start()
+    try:
+        ports = (svc.port, svc.http_port)
+        silent = [socket.create_connection(("127.0.0.1", p)) for p in ports]
+        for s in silent:
+            cut = _closed_within(s, 5)
+            assert cut is not None and cut < 3, cut
+            s.close()
+        held = _open_many(svc.http_port, 4)
+        time.sleep(0.2)
+        status, _, body, s = _http(svc.http_port, b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert status == 503 and b"max_connections" in body
+        s.close()
+        _close_all(held)
+        held = _open_many(svc.port, 4)
+        time.sleep(0.2)
+        extra = socket.create_connection(("127.0.0.1", svc.port))
+        assert _closed_within(extra, 0.5) is not None  # closed at once, not at the read timeout
+        extra.close()
+        _close_all(held)
+        time.sleep(0.2)
+        big = (b"GET /status HTTP/1.1\r\n" + (b"X-More: " + b"m" * 1000 + b"\r\n") * 70 + b"\r\n")
+        status, _, _, s = _http(svc.http_port, big)
+        assert status == 431, status
+        s.close()
+        big_call = call_bytes("get_database", ThriftHiveMetastore.get_database_args(name="d" * (2 << 20)))
+        s = socket.create_connection(("127.0.0.1", svc.port), timeout=10)
+        try:
+            s.sendall(big_call)
+        except OSError:
+            pass
+        assert _closed_within(s, 5) is not None
+        s.close()
+        assert _get(svc.http_port, "/status") == 200
+        c = Client(svc.port)
+        assert c.get_database("default").name == "default"
+        c.close()
+    finally:
+        svc.close()
+        srv.stop()

@@ -18,6 +18,9 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..config import load as load_settings
+from ..rest.server import MAX_HEADER_BYTES, _Clock, _Reader
+from ..server.workers import FrontLimits, front_limits, small_thread_stacks
 from ..thrift import hms
 from .bootstrap import bootstrap
 from .catalog import CatalogCache, list_files
@@ -39,7 +42,8 @@ class CatalogdService:
                  sync_ddl: bool = False, sync_ddl_timeout: float = 30.0, sync_reads: bool = False,
                  loader_threads: int = 4, db_executors: int = 4, table_executors_per_db: int = 4,
                  file_delay: float = 0.0, topic_interval: float = 0.05, poll_interval: float = 0.05,
-                 max_outstanding: int = 5000, load_in_background: bool = True) -> None:
+                 max_outstanding: int = 5000, load_in_background: bool = True,
+                 limits: FrontLimits | None = None, max_message_bytes: int | None = None) -> None:
         self.started = time.time()
         self.metastore = Metastore(metastore)
         self.cache = CatalogCache(lambda loc: list_files(loc, file_delay), set(blacklist_dbs or ()),
@@ -58,6 +62,9 @@ class CatalogdService:
         self.sync_ddl_timeout = sync_ddl_timeout
         self.front = Front(self, sync_reads=sync_reads)
         self.load_in_background = load_in_background
+        # the fronts' bounds: given, or the metastore's settings (METASTORE_MAX_CONNECTIONS, ..._IDLE_TIMEOUT,
+        # ..._READ_TIMEOUT, ..._MAX_MESSAGE_BYTES, or METASTORE_CONFIG's file), as `metastore serve` takes them
+        self.limits, self.max_message_bytes = limits, max_message_bytes
         self._thrift: Any = None
         self._http: ThreadingHTTPServer | None = None
         self._threads: list[threading.Thread] = []
@@ -73,12 +80,19 @@ class CatalogdService:
         self.publisher.start()
         if serve:
             from ..server.thrift_server import ThriftServer
-            self._thrift = ThriftServer(self.front, self.host, self.port)
+            if self.limits is None or self.max_message_bytes is None:
+                settings = load_settings()
+                if self.limits is None:
+                    self.limits = front_limits(settings, fronts=2)
+                if self.max_message_bytes is None:
+                    self.max_message_bytes = settings.max_message_bytes
+            small_thread_stacks()  # a connection costs a thread, as in `metastore serve`
+            self._thrift = ThriftServer(self.front, self.host, self.port, max_message_bytes=self.max_message_bytes,
+                                        limits=self.limits)
             self.port = self._thrift.bind()
             self._spawn(self._thrift.serve_forever, "catalogd-thrift")
-            self._http = ThreadingHTTPServer((self.host, self.http_port if self.http_port is not None
-                                              else self.port + 1), _http_handler(self))
-            self._http.daemon_threads = True
+            self._http = _BoundedHTTPServer((self.host, self.http_port if self.http_port is not None
+                                             else self.port + 1), _http_handler(self, self.limits), self.limits)
             self.http_port = self._http.server_address[1]
             self._spawn(self._http.serve_forever, "catalogd-http")
         return self
@@ -155,12 +169,76 @@ class CatalogdService:
                 "sync_ddl": self.sync_ddl}
 
 
-def _http_handler(svc: CatalogdService) -> type[BaseHTTPRequestHandler]:
+_BUSY_BODY = json.dumps({"error": "too many connections (max_connections)"}).encode()
+_BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
+         b"Content-Length: " + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n" + _BUSY_BODY)
+
+
+class _BoundedHTTPServer(ThreadingHTTPServer):
+    """The HTTP endpoint with the metastore fronts' bounds: at most max_connections connections (one more gets
+    a 503 and is closed), each request read within the clocks of the REST front (rest/server.py _Clock)."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 limits: FrontLimits) -> None:
+        self.limits = limits
+        self._open = 0
+        self._open_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            full = self._open >= self.limits.max_connections
+            if not full:
+                self._open += 1
+        if full:
+            try:
+                request.setblocking(False)
+                request.send(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._left()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._left()
+
+    def _left(self) -> None:
+        with self._open_lock:
+            self._open -= 1
+
+
+def _http_handler(svc: CatalogdService, limits: FrontLimits) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        # HTTP/1.0: one request a connection, so a body (never read: every endpoint is a GET) is never taken
+        # for a next request
         def log_message(self, *a: Any) -> None:
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            self.rfile.close()  # the base class's reader: ours reads within the clocks
+            self.clock = _Clock(self.connection, limits)
+            self.rfile = _Reader(self.clock)
+
+        def handle_one_request(self) -> None:
+            # the first request due within read_timeout of the accept and whole within it (the base class
+            # closes the connection on the clock's RequestTimeout, a TimeoutError); line and headers capped
+            self.clock.next_request()
+            self.rfile.head_left = MAX_HEADER_BYTES  # the request line included
+            super().handle_one_request()
+
         def _send(self, code: int, doc: Any) -> None:
+            self.clock.writing()  # a client that does not take its answer within idle_timeout is dropped
             body = json.dumps(doc).encode("utf-8")
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
