@@ -19,7 +19,7 @@ import threading
 from collections.abc import Sequence
 
 from .errors import MetaError
-from .locations import LocationPolicy
+from .locations import LocationPolicy, local_path
 
 log = logging.getLogger(__name__)
 
@@ -212,27 +212,8 @@ class Warehouse:
     def to_uri(path: str) -> str:
         return "file:" + os.path.abspath(path)
 
-    @staticmethod
-    def local_path(location: str | None) -> str | None:
-        """The local path of a location, or None when it is not on the local file system.
-
-        A location is a Hadoop path string, not an encoded URI: its characters are the file's own (Hive
-        escapes partition values itself, so `s=a%2Fb` is a directory of that very name, and `sp ace` has
-        a space). Nothing is percent-decoded, and `#` or `?` are part of the name.
-        """
-        if not location:
-            return None
-        if location.startswith("/"):
-            return location
-        if location[:5].lower() != "file:":
-            return None
-        rest = location[5:]
-        if rest.startswith("//"):  # file://authority/path: only the local host's
-            authority, slash, path = rest[2:].partition("/")
-            if authority not in ("", "localhost"):
-                return None
-            return "/" + path if slash else "/"
-        return rest if rest.startswith("/") else None
+    # the local path of a location, or None when it is not on this host's file system (see locations.local_path)
+    local_path = staticmethod(local_path)
 
     def database_location(self, name: str) -> str:
         if name == "default":
