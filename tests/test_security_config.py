@@ -44,7 +44,7 @@ SECRETS = {
 }
 # keys clients may read, with their values as configured
 PLAIN = {
-    "hive.exec.scratchdir": "/tmp/hive-scratch",
+    "hive.exec.scratchdir": "/scratch/hive",
     "mapred.job.tracker": "local",
     "hdfs.custom.setting": "42",
     "hive.metastore.try.direct.sql": "false",
@@ -210,7 +210,7 @@ def test_set_meta_conf_is_per_connection(server: Server) -> None:
                                  "hive.metastore.uris", "hive.metastore.expression.proxy", "foo", ""])
 def test_set_meta_conf_refuses_other_keys(client: Client, server: Server, key: str) -> None:
     with pytest.raises(MetaException) as e:
-        client.setMetaConf(key, "/tmp/elsewhere")
+        client.setMetaConf(key, "/scratch/elsewhere")
     assert e.value.message == f"Invalid configuration key {key}"
     with pytest.raises(MetaException) as e:
         client.getMetaConf(key)
