@@ -350,6 +350,8 @@ def test_killed_worker_of_a_multi_worker_server(fresh_database: Database, tmp_pa
         os.kill(worker, 9)
         th.join(30)
         assert out and isinstance(out[0], requests.RequestException)
+        c.close()  # its connection may have been served by the killed worker too
+        c = Client(srv.port)
         c.unlock(UnlockRequest(lockid=held))
         c.close()
         t0 = time.monotonic()
