@@ -120,7 +120,7 @@ def _catalog(tmp: Path) -> Any:
 
 def backlog(cat: Any, n: int) -> None:
     """n CREATE_DATABASE events in the log, written 100 per store transaction with the catalog's messages."""
-    from metastore.catalog import model as m
+    from metastore.core import model as m
 
     for i in range(0, n, 100):
         with cat.store.write() as tx:

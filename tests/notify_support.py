@@ -245,8 +245,8 @@ def produce_events(cat, n: int, tables: int = 4, per_tx: int = 50, rate: float =
     """n events: real tables made through the catalog, then ADD_PARTITION, INSERT and ALTER_TABLE events with
     the catalog's own messages, written `per_tx` at a time in the store's write transactions (the catalog's
     path for events, minus the partition rows: 10,000 catalog calls would take this test a minute of CPU)."""
-    from metastore.catalog import messages as ev
-    from metastore.catalog import model as m
+    from metastore.core.events import EventType
+    from metastore.core import model as m
 
     tabs = []
     for d in range(2):
@@ -267,11 +267,11 @@ def produce_events(cat, n: int, tables: int = 4, per_tx: int = 50, rate: float =
                 part = m.Partition(values=[f"v{i}"], dbName=t.dbName, tableName=t.tableName, sd=t.sd)
                 kind = i % 10
                 if kind == 9:
-                    msg, typ = cat.msg.alter_table(t, t), ev.ALTER_TABLE
+                    msg, typ = cat.msg.alter_table(t, t), EventType.ALTER_TABLE
                 elif kind == 8:
-                    msg, typ = cat.msg.insert(t, part, False, [f"f{i}"]), ev.INSERT
+                    msg, typ = cat.msg.insert(t, part, False, [f"f{i}"]), EventType.INSERT
                 else:
-                    msg, typ = cat.msg.add_partition(t, [part]), ev.ADD_PARTITION
+                    msg, typ = cat.msg.add_partition(t, [part]), EventType.ADD_PARTITION
                 tx.add_event(typ, t.dbName, t.tableName, msg, cat.msg.format, int(time.time()))
                 i += 1
                 made += 1

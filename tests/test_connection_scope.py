@@ -10,8 +10,8 @@ import pytest
 from conftest import BACKENDS, Database
 
 from metastore.app import build_catalog
-from metastore.catalog import model as m
-from metastore.catalog.errors import MetaError
+from metastore.core import model as m
+from metastore.core.errors import MetaError
 from metastore.config import Settings
 
 

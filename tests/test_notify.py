@@ -51,7 +51,7 @@ def test_patterns(pattern: str, topic: str, match: bool) -> None:
 # ---- HCatalog's messages for every event type ----------------------------------------------------------
 
 def _all_kinds_of_events(cat) -> None:  # type: ignore[no-untyped-def]
-    from metastore.catalog import model as m
+    from metastore.core import model as m
 
     cat.create_database(m.Database(name="kinds"))
     cat.alter_database("kinds", m.Database(name="kinds", parameters={"k": "v"}))
@@ -192,8 +192,8 @@ def test_events_tail_command(plain_server) -> None:  # type: ignore[no-untyped-d
 
 
 def test_rolled_back_change_has_no_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from metastore.catalog import model as m
-    from metastore.catalog.errors import CatalogError
+    from metastore.core import model as m
+    from metastore.core.errors import CatalogError
     from metastore.notify import subscribe
 
     cat = local_catalog(tmp_path)
@@ -212,7 +212,7 @@ def test_rolled_back_change_has_no_event(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_in_process_subscriber_is_a_registered_consumer(tmp_path: Path) -> None:
-    from metastore.catalog import model as m
+    from metastore.core import model as m
     from metastore.notify import subscribe
 
     cat = local_catalog(tmp_path)
@@ -243,7 +243,7 @@ def store_catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator:
 
 
 def _db_events(cat, n: int, when: int | None = None) -> None:  # type: ignore[no-untyped-def]
-    from metastore.catalog import model as m
+    from metastore.core import model as m
     for _ in range(n):
         cat.create_database(m.Database(name=unique("r")))
     if when is not None:  # age them: rewrite their times as if they were written `when`
@@ -254,7 +254,7 @@ def _db_events(cat, n: int, when: int | None = None) -> None:  # type: ignore[no
 
 
 def test_retention_ttl_consumers_and_hard_cap(store_catalog) -> None:  # type: ignore[no-untyped-def]
-    from metastore.catalog.errors import EventsMissing
+    from metastore.core.errors import EventsMissing
 
     cat = store_catalog
     now = int(time.time())

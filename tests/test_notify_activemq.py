@@ -161,8 +161,8 @@ def test_relay_sigkill_loses_nothing(activemq_broker: str, tmp_path: Path, fresh
 
 def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: Path, fresh_database: Database,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from metastore.catalog import model as m
-    from metastore.catalog.errors import CatalogError
+    from metastore.core import model as m
+    from metastore.core.errors import CatalogError
     from metastore.notify import subscribe
     from metastore.notify.brokers import open_broker
     from metastore.notify.hcat import HCatMessages

@@ -485,7 +485,7 @@ def test_alter_tables_cas_is_all_or_nothing(srv: Server, rest: RestCatalog, thri
     (as when a concurrent commit swapped it after the requirements were checked), so the first table's swap,
     already made in the same store transaction, is rolled back with it, and no event is written."""
     from metastore.app import build_catalog
-    from metastore.catalog.errors import MetaError
+    from metastore.core.errors import MetaError
     from metastore.config import Settings
 
     ns, _a, _b = two_tables(rest)

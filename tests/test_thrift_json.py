@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metastore.catalog import model as m
+from metastore.core import model as m
 from metastore.thrift import hms, tjson
-from metastore.thrift.convert import from_thrift, from_thrift_batch, to_thrift
+from metastore.server.convert import from_thrift, from_thrift_batch, to_thrift
 
 text = st.text(max_size=12)  # any code point: quotes, backslashes, control characters, non-ASCII
 maybe = st.none() | text

@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from metastore.app import build_catalog
-from metastore.catalog import model as m
+from metastore.core import model as m
 from metastore.config import Settings
 from metastore.store.engine import FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer, start_wal_checkpointer
 

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from metastore.catalog import model as m
-from metastore.catalog.errors import MetaError
+from metastore.core import model as m
+from metastore.core.errors import MetaError
 from metastore.catalog.warehouse import Warehouse
 
 

@@ -14,7 +14,7 @@ import re
 import stat
 from collections.abc import Iterable, Sequence
 
-from .errors import InvalidObject
+from ..core.errors import InvalidObject
 
 # Schemes a location may have. Others (javascript:, http:, ...) are refused when stored.
 KNOWN_SCHEMES = frozenset({

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store.locks import LockQueries, LockRow, TxnRow
-from .errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
+from ..core.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
 
 # Thrift enum values (Hive's LockType, LockLevel, LockState)
 SHARED_READ, SHARED_WRITE, EXCLUSIVE, EXCL_WRITE = 1, 2, 3, 4

@@ -21,14 +21,15 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from ..store.store import Store, TableRef, Tx
-from . import messages as ev
-from . import model as m
+from ..core import messages as ev
+from ..core.events import EventType
+from ..core import model as m
 from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
 from .locks import Locks
 from .locations import LocationPolicy, Occupant, lexical_path, overlap, resolve, spellings
-from .errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, InvalidOperation, MetaError,
+from ..core.errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, InvalidOperation, MetaError,
                      NoSuchObject, UnknownDB)
-from .names import (INTEGRAL_TYPES, bad_values_message, column_error, java_list,
+from ..core.names import (INTEGRAL_TYPES, bad_values_message, column_error, java_list,
                     make_part_name, part_vals_from_name, valid_name)
 from .partition_filter import FilterError, KeyColumn, keys_of, parse, to_sql
 from .warehouse import DirBatch, EarlyRmdir, Warehouse
@@ -195,7 +196,7 @@ class Catalog:
             self._check_managed(tx, db.locationUri, "Database location", InvalidObject, own_db=db.name,
                                 kind="database")
             tx.insert_database(db)
-            self._event(tx, ev.CREATE_DATABASE, db.name, None, self.msg.create_database(db))
+            self._event(tx, EventType.CREATE_DATABASE, db.name, None, self.msg.create_database(db))
             # made before the commit, while writers are serialized: a create_table at its default place that
             # runs next finds the directory there and looks for its other occupants (it skips that only for a
             # directory it made itself)
@@ -226,7 +227,7 @@ class Catalog:
             merged = replace(old, parameters=dict(new.parameters or {}), ownerName=new.ownerName,
                              ownerType=new.ownerType if new.ownerType is not None else old.ownerType)
             tx.update_database(db_id, merged)
-            self._event(tx, ev.ALTER_DATABASE, name, None, self.msg.alter_database(old, merged))
+            self._event(tx, EventType.ALTER_DATABASE, name, None, self.msg.alter_database(old, merged))
 
     def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
         name = name.lower()
@@ -246,7 +247,7 @@ class Catalog:
             for fn in functions:
                 fid = tx.function_id(db_id, fn.functionName)
                 tx.delete_function(fid)
-                self._event(tx, ev.DROP_FUNCTION, name, None, self.msg.drop_function(fn))
+                self._event(tx, EventType.DROP_FUNCTION, name, None, self.msg.drop_function(fn))
             keep: list[str | None] = []  # external data inside the database's directory
             for t in tables:
                 ref = tx.table_ref(t.dbName, t.tableName)
@@ -255,7 +256,7 @@ class Catalog:
                     keep += [loc for _, _, loc in (tx.table_partitions(ref.TBL_ID) if t.partitionKeys else [])]
                 locations += self._drop_table_tx(tx, t, delete_data, ref)
             tx.delete_database(db_id)
-            self._event(tx, ev.DROP_DATABASE, name, None, self.msg.drop_database(db))
+            self._event(tx, EventType.DROP_DATABASE, name, None, self.msg.drop_database(db))
             path = lexical_path(db.locationUri) if delete_data and self.wh.owns(db.locationUri) else None
             # What else lives in the directory (another database's tables, a database): not this one's to delete
             shared = path is not None and (any(self._inside_own(loc, db.locationUri) for loc in keep) or any(
@@ -333,7 +334,7 @@ class Catalog:
             t.parameters.setdefault(DDL_TIME, str(now))
             tbl_id = tx.insert_table(db_id, t)
             t.id, t.version = tbl_id, 1
-            self._event(tx, ev.CREATE_TABLE, t.dbName, t.tableName, self.msg.create_table(t, []))
+            self._event(tx, EventType.CREATE_TABLE, t.dbName, t.tableName, self.msg.create_table(t, []))
 
     def _fast_stats(self, params: dict[str, str], location: str | None, new_dir: bool, force: bool,
                     env: dict[str, str] | None) -> None:
@@ -472,7 +473,7 @@ class Catalog:
                     self._cascade_columns(tx, new, ref.TBL_ID)
                 new.id = ref.TBL_ID
                 # the event names the table as it is now (Hive's listener); the message names it as it was
-                self._event(tx, ev.ALTER_TABLE, new.dbName, new.tableName, self.msg.alter_table(old, new))
+                self._event(tx, EventType.ALTER_TABLE, new.dbName, new.tableName, self.msg.alter_table(old, new))
             except BaseException:
                 if moved:  # put the directory back: the metadata change is rolled back
                     self.wh.rename(moved[1], moved[0])
@@ -540,7 +541,7 @@ class Catalog:
             table_loc = t.sd.location
             locations = [table_loc] + [loc for _, _, loc in parts if loc and not _under(loc, table_loc)]
         tx.delete_table(ref, parts)
-        self._event(tx, ev.DROP_TABLE, t.dbName, t.tableName, self.msg.drop_table(t))
+        self._event(tx, EventType.DROP_TABLE, t.dbName, t.tableName, self.msg.drop_table(t))
         return locations
 
     # ---- partitions ---------------------------------------------------------------------------------
@@ -622,7 +623,7 @@ class Catalog:
                 tx.insert_partitions(ref.TBL_ID, ref.CD_ID, t.sd.cols, to_add)
                 added = [p for _, p in to_add]
                 if added:
-                    self._event(tx, ev.ADD_PARTITION, t.dbName, t.tableName,
+                    self._event(tx, EventType.ADD_PARTITION, t.dbName, t.tableName,
                                 self.msg.add_partition(t, added, [name for name, _ in to_add]))
                 dirs.wait()  # before the commit: no partition is added without its directory
         except BaseException:
@@ -775,7 +776,7 @@ class Catalog:
                 if self.stats_autogather and _require_stats(old, p, env):
                     self._fast_stats(p.parameters, p.sd.location, False, True, env)
                 tx.update_partition(ref.TBL_ID, refs[name], ref.CD_ID, t.sd.cols, name, p)
-                self._event(tx, ev.ALTER_PARTITION, t.dbName, t.tableName, self.msg.alter_partition(t, old, p))
+                self._event(tx, EventType.ALTER_PARTITION, t.dbName, t.tableName, self.msg.alter_partition(t, old, p))
 
     def rename_partition(self, db: str, table: str, old_values: Sequence[str], new: m.Partition) -> None:
         if not old_values:
@@ -812,7 +813,7 @@ class Catalog:
                 self.wh.rename(*moved)
             try:
                 tx.update_partition(ref.TBL_ID, refs[old_name], ref.CD_ID, t.sd.cols, new_name, p)
-                self._event(tx, ev.ALTER_PARTITION, t.dbName, t.tableName, self.msg.alter_partition(t, old, p))
+                self._event(tx, EventType.ALTER_PARTITION, t.dbName, t.tableName, self.msg.alter_partition(t, old, p))
             except BaseException:
                 if moved:
                     self.wh.rename(moved[1], moved[0])
@@ -858,7 +859,7 @@ class Catalog:
             refs = tx.partition_refs(ref.TBL_ID, [self._part_name(t, p.values) for p in parts])
             tx.delete_partitions(ref.TBL_ID, list(refs.values()))
             for p in parts:  # one event per partition, as Hive's drop_partitions_req
-                self._event(tx, ev.DROP_PARTITION, t.dbName, t.tableName, self.msg.drop_partition(t, [p]))
+                self._event(tx, EventType.DROP_PARTITION, t.dbName, t.tableName, self.msg.drop_partition(t, [p]))
         if delete_data and t.tableType == MANAGED_TABLE:
             for p in parts:
                 self.wh.delete(p.sd.location)
@@ -881,7 +882,7 @@ class Catalog:
             if tx.function_id(db_id, fn.functionName) is not None:
                 raise AlreadyExists(f"Function {fn.functionName} already exists")
             tx.insert_function(db_id, fn)
-            self._event(tx, ev.CREATE_FUNCTION, fn.dbName, None, self.msg.create_function(fn))
+            self._event(tx, EventType.CREATE_FUNCTION, fn.dbName, None, self.msg.create_function(fn))
 
     def get_function(self, db: str, name: str) -> m.Function:
         with self._read() as tx:
@@ -907,7 +908,7 @@ class Catalog:
                 raise NoSuchObject(f"Function {name} does not exist")
             fn = found[0]
             tx.delete_function(tx.function_id(tx.db_id(fn.dbName), fn.functionName))
-            self._event(tx, ev.DROP_FUNCTION, fn.dbName, None, self.msg.drop_function(fn))
+            self._event(tx, EventType.DROP_FUNCTION, fn.dbName, None, self.msg.drop_function(fn))
 
     def alter_function(self, db: str, name: str, new: m.Function) -> None:
         if not valid_name(new.functionName):
@@ -1023,7 +1024,7 @@ class Catalog:
                 part = found[0]
             elif t.partitionKeys:
                 raise MetaError(f"Table {t.dbName}.{t.tableName} is partitioned: an insert event names a partition")
-            return tx.add_event(ev.INSERT, t.dbName, t.tableName, self.msg.insert(t, part, replace, list(files)),
+            return tx.add_event(EventType.INSERT, t.dbName, t.tableName, self.msg.insert(t, part, replace, list(files)),
                                 self.msg.format, _now())
 
     # ---- notifications ------------------------------------------------------------------------------
@@ -1208,7 +1209,7 @@ def _check_events_kept(tx: Tx, last_event: int, events: list[m.NotificationEvent
         gap_end, kept = oldest - 1, f"events {oldest} to {current} are kept"
     else:
         return
-    from .errors import EventsMissing
+    from ..core.errors import EventsMissing
     raise EventsMissing(
         f"events missing: events {last_event + 1} to {gap_end} were already cleaned from the notification log "
         f"({kept}). Retention deletes events older than the time-to-live that no registered consumer still "

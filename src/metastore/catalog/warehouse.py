@@ -18,7 +18,7 @@ import tempfile
 import threading
 from collections.abc import Sequence
 
-from .errors import MetaError
+from ..core.errors import MetaError
 from .locations import LocationPolicy, local_path
 
 log = logging.getLogger(__name__)

@@ -330,5 +330,5 @@ def _cols(t: Any) -> list[tuple[str, str]]:
 
 
 def partition_name_of(keys: list[str], spec: dict[str, str]) -> str:
-    from ..catalog.names import make_part_name
+    from ..core.names import make_part_name
     return make_part_name(keys, [spec.get(k, "") for k in keys])

@@ -157,7 +157,7 @@ class TableLoader:
 
 
 def partition_name(table: Any, part: Any) -> str:
-    from ..catalog.names import make_part_name
+    from ..core.names import make_part_name
     return make_part_name([k.name for k in table.partitionKeys], list(part.values))
 
 

@@ -215,7 +215,7 @@ def consumers_register(ctx: click.Context, name: str, at: int | None) -> None:
 @click.pass_context
 def consumers_set(ctx: click.Context, name: str, event_id: int) -> None:
     """Move a consumer to EVENT_ID (the last event it has read)."""
-    from ..catalog.errors import CatalogError
+    from ..core.errors import CatalogError
     try:
         _consumer_catalog(ctx).set_consumer(name, event_id)
     except CatalogError as e:

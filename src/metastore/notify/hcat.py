@@ -38,8 +38,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog import messages as ev
-from ..catalog.model import NotificationEvent
+from ..core.events import EventType
+from ..core.model import NotificationEvent
 from .topics import TopicMapper
 
 HCAT_EVENT = "HCAT_EVENT"
@@ -159,28 +159,28 @@ class HCatMessages:
                              "eventType": t, "server": self.server, "servicePrincipal": self.principal,
                              "db": m.get("db") or e.dbName}
         table = m.get("table") or e.tableName
-        if t in (ev.CREATE_DATABASE, ev.DROP_DATABASE, ev.ALTER_DATABASE):
+        if t in (EventType.CREATE_DATABASE, EventType.DROP_DATABASE, EventType.ALTER_DATABASE):
             pass
-        elif t in (ev.CREATE_TABLE, ev.DROP_TABLE):
+        elif t in (EventType.CREATE_TABLE, EventType.DROP_TABLE):
             d["table"] = table
-        elif t in (ev.ADD_PARTITION, ev.DROP_PARTITION):
+        elif t in (EventType.ADD_PARTITION, EventType.DROP_PARTITION):
             d["table"] = table
             d["partitions"] = list(m.get("partitions") or [])
-        elif t == ev.ALTER_TABLE:
+        elif t == EventType.ALTER_TABLE:
             d["table"] = table
             d["tableType"] = m.get("tableType") or ""
-        elif t == ev.ALTER_PARTITION:
+        elif t == EventType.ALTER_PARTITION:
             d["table"] = table
             d["tableType"] = m.get("tableType") or ""
             d["keyValues"] = dict(m.get("keyValues") or {})
-        elif t == ev.INSERT:
+        elif t == EventType.INSERT:
             d["table"] = table
             d["tableType"] = m.get("tableType") or ""
             d["partKeyVals"] = m.get("partKeyVals")
             d["files"] = list(m.get("files") or [])
-        elif t == ev.CREATE_FUNCTION:
+        elif t == EventType.CREATE_FUNCTION:
             d["functionObjJson"] = m.get("functionObjJson")
-        elif t == ev.DROP_FUNCTION:
+        elif t == EventType.DROP_FUNCTION:
             d["functionName"] = m.get("functionName")
         elif table:
             d["table"] = table

@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog.errors import CatalogError, EventsMissing
+from ..core.errors import CatalogError, EventsMissing
 from .brokers import Broker, BrokerError
 from .hcat import HCatMessages
 from .source import commit_hint

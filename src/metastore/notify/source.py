@@ -11,8 +11,8 @@ import threading
 import weakref
 from typing import Any
 
-from ..catalog.errors import EventsMissing
-from ..catalog.model import NotificationEvent
+from ..core.errors import EventsMissing
+from ..core.model import NotificationEvent
 from ..thrift.client import HIVE_ERRORS, MetastoreClient, error_text
 
 _hints_lock = threading.Lock()

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog.errors import CatalogError, EventsMissing
+from ..core.errors import CatalogError, EventsMissing
 from .brokers import BrokerError, BrokerSubscriber, Delivery, is_embedded, open_broker
 from .hcat import HCAT_EVENT, HCAT_EVENT_ID, HCAT_MESSAGE_FORMAT, HCatMessages, decode_body, get_format
 from .source import CatalogSource, LogSource, open_source

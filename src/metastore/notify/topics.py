@@ -32,24 +32,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from ..catalog import messages as ev
+from ..core.events import EventType
 
 TOPIC_NAME_PARAM = "hcat.msgbus.topic.name"
 TOPIC_PREFIX_KEY = "hcat.msgbus.topic.prefix"
 DEFAULT_PREFIX = "hcat"
 
-DATABASE_EVENTS = frozenset({ev.CREATE_DATABASE, ev.ALTER_DATABASE, ev.DROP_DATABASE})
-DATABASE_TOPIC_EVENTS = frozenset({ev.CREATE_TABLE, ev.DROP_TABLE, ev.ALTER_TABLE, ev.CREATE_FUNCTION,
-                                   ev.DROP_FUNCTION})
-TABLE_TOPIC_EVENTS = frozenset({ev.ADD_PARTITION, ev.DROP_PARTITION, ev.ALTER_PARTITION, ev.INSERT})
+DATABASE_EVENTS = frozenset({EventType.CREATE_DATABASE, EventType.ALTER_DATABASE, EventType.DROP_DATABASE})
+DATABASE_TOPIC_EVENTS = frozenset({EventType.CREATE_TABLE, EventType.DROP_TABLE, EventType.ALTER_TABLE, EventType.CREATE_FUNCTION,
+                                   EventType.DROP_FUNCTION})
+TABLE_TOPIC_EVENTS = frozenset({EventType.ADD_PARTITION, EventType.DROP_PARTITION, EventType.ALTER_PARTITION, EventType.INSERT})
 
 # event type -> where its messages go, for documentation and `metastore events topics`
 TOPIC_RULES: dict[str, str] = {
-    **{t: "<prefix>" for t in (ev.CREATE_DATABASE, ev.ALTER_DATABASE, ev.DROP_DATABASE)},
-    **{t: "<prefix>.<db>" for t in (ev.CREATE_TABLE, ev.ALTER_TABLE, ev.DROP_TABLE, ev.CREATE_FUNCTION,
-                                    ev.DROP_FUNCTION)},
+    **{t: "<prefix>" for t in (EventType.CREATE_DATABASE, EventType.ALTER_DATABASE, EventType.DROP_DATABASE)},
+    **{t: "<prefix>.<db>" for t in (EventType.CREATE_TABLE, EventType.ALTER_TABLE, EventType.DROP_TABLE, EventType.CREATE_FUNCTION,
+                                    EventType.DROP_FUNCTION)},
     **{t: f"table parameter {TOPIC_NAME_PARAM}, else <prefix>.<db>.<table>"
-       for t in (ev.ADD_PARTITION, ev.ALTER_PARTITION, ev.DROP_PARTITION, ev.INSERT)},
+       for t in (EventType.ADD_PARTITION, EventType.ALTER_PARTITION, EventType.DROP_PARTITION, EventType.INSERT)},
     "(other, with a table)": f"table parameter {TOPIC_NAME_PARAM}, else <prefix>.<db>.<table>",
     "(other, with a database only)": "<prefix>.<db>",
     "(other)": "<prefix>",

@@ -39,13 +39,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog import messages as ev
+from ..core.events import EventType
 from ..notify.subscriber import State, Subscription, subscribe
 from ..notify.topics import TopicMapper
 
 log = logging.getLogger(__name__)
 
-TRIGGER_EVENTS = frozenset({ev.ADD_PARTITION, ev.INSERT})
+TRIGGER_EVENTS = frozenset({EventType.ADD_PARTITION, EventType.INSERT})
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS work (
@@ -232,7 +232,7 @@ class Runner:
             return
         f = msg.fields()
         table = f"{f.get('db', '')}.{f.get('table', '')}".lower()
-        if msg.event_type == ev.ADD_PARTITION:
+        if msg.event_type == EventType.ADD_PARTITION:
             parts = [dict(p) for p in f.get("partitions") or []]
         else:
             kv = f.get("partKeyVals")

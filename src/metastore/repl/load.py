@@ -128,7 +128,7 @@ def _runs(events: list[tuple[int, str, dict[str, Any], dict[str, Any]]],
 
 
 def _part_name(t: Any, values: list[str]) -> str:
-    from ..catalog.names import make_part_name
+    from ..core.names import make_part_name
     return make_part_name([k.name for k in t.partitionKeys], list(values))
 
 

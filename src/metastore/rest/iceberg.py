@@ -52,11 +52,11 @@ from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import (AssertCreate, SetPropertiesUpdate, TableRequirement, TableUpdate,
                                     update_table_metadata)
 
-from ..catalog import model as m
-from ..catalog.errors import AlreadyExists, CatalogError, InvalidObject, InvalidOperation, MetaError, NoSuchObject
+from ..core import model as m
+from ..core.errors import AlreadyExists, CatalogError, InvalidObject, InvalidOperation, MetaError, NoSuchObject
 from ..catalog.locations import is_under, local_path, normalize
 from ..catalog.locks import ACQUIRED, EXCLUSIVE, TABLE, Component
-from ..catalog.names import valid_name
+from ..core.names import valid_name
 from ..catalog.service import Catalog
 from .errors import (RestError, already_exists, bad_request, commit_failed, forbidden, no_such_namespace,
                      no_such_table)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import __version__
-from ..catalog.errors import CatalogError
+from ..core.errors import CatalogError
 from ..catalog.service import Catalog
 from ..server.workers import AcceptErrors, Burst, FrontLimits, hung_up
 from .errors import RestError, bad_request

@@ -19,15 +19,15 @@ from typing import Any
 from thriftpy2.thrift import TApplicationException
 
 from .. import __version__
-from ..catalog import errors as E
-from ..catalog import model as m
-from ..catalog.names import split_part_name
+from ..core import errors as E
+from ..core import model as m
+from ..core.names import split_part_name
 from ..catalog.locks import Component, aborted_bits
 from ..catalog.service import Catalog
 from ..config import hidden_keys, redact, secret_key
 from ..notify.retention import parse_duration
 from ..thrift import hms
-from ..thrift.convert import from_thrift, from_thrift_batch, stats_obj_from_thrift, to_thrift
+from .convert import from_thrift, from_thrift_batch, stats_obj_from_thrift, to_thrift
 
 log = logging.getLogger(__name__)
 
@@ -594,7 +594,7 @@ class Handler:
         req = _require(request, "request")
         found = self.catalog.get_partition_column_statistics(_db(req.dbName), req.tblName, req.partNames or [],
                                                              req.colNames or [], req.engine or "hive")
-        from ..thrift.convert import stats_obj_to_thrift
+        from .convert import stats_obj_to_thrift
         return hms.PartitionsStatsResult(partStats={n: [stats_obj_to_thrift(o) for o in cs.statsObj]
                                                     for n, cs in found.items()})
 

@@ -22,11 +22,11 @@ from typing import Any
 from thriftpy2.protocol.cybin import TCyBinaryProtocol
 from thriftpy2.transport import TMemoryBuffer
 
-from ..catalog import errors as E
-from ..catalog import model as m
-from ..catalog.names import make_part_name, part_vals_from_name
+from ..core import errors as E
+from ..core import model as m
+from ..core.names import make_part_name, part_vals_from_name
 from ..catalog.service import MAX_NAMES_PER_CALL, Catalog
-from ..thrift.convert import to_thrift
+from .convert import to_thrift
 from .handler import parse_db_name
 
 log = logging.getLogger(__name__)

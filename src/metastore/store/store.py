@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql import util as sql_util
 from sqlalchemy.engine import Connection, Engine
 
-from ..catalog.model import (
+from ..core.model import (
     ColumnStatisticsObj,
     Database,
     FieldSchema,
@@ -1095,7 +1095,7 @@ class Tx:
 
     def consumers(self, name: str | None = None) -> list[Any]:
         """Registered readers of the notification log (NotificationConsumer), by name."""
-        from ..catalog.model import NotificationConsumer
+        from ..core.model import NotificationConsumer
 
         c = s.notification_consumers.c
         q = sa.select(s.notification_consumers).order_by(c.NAME)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..catalog import model as m
-from . import hms
+from ..core import model as m
+from ..thrift import hms
 
 _NESTED: dict[type, dict[str, Any]] = {
     m.StorageDescriptor: {"cols": [m.FieldSchema], "serdeInfo": m.SerDeInfo, "sortCols": [m.Order],

@@ -1,0 +1,376 @@
+"""Notification messages in Hive's JSON message format (format name `json-0.2`): written by the catalog with
+JsonMessageFactory, read by every consumer (catalogd, replication, the pipeline, the relay) with decode().
+
+Objects inside a message (tableObjJson, partitionListJson, ...) are the Thrift structs serialized with
+Thrift's JSON protocol, as Hive's JSONMessageFactory writes them, so Hive's own deserializers read them.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, TypeVar
+
+from ..thrift import hms, tjson
+from . import model as m
+from .events import EventType
+from .names import make_part_name
+
+FORMAT = "json-0.2"
+
+# what tells the partitions of one batch apart, usually: their text is written once with these left open
+_PARTITION_HOLES = ("values", "sd.location")
+
+# what json.dumps(d, separators=(",", ":")) writes, without building an encoder for every message
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def thrift_json(obj: Any) -> str:
+    """A model object as Thrift-JSON text (TJSONProtocol), as Hive embeds objects in messages."""
+    return tjson.dumps(obj)
+
+
+class JsonMessageFactory:
+    """Builds the message text of each event type. `server` and `principal` are Hive's metadata fields."""
+
+    format = FORMAT
+
+    def __init__(self, server: str = "", principal: str = "") -> None:
+        self.server = server
+        self.principal = principal
+
+    def _head(self, **fields: Any) -> dict[str, Any]:
+        return {"server": self.server, "servicePrincipal": self.principal, **fields}
+
+    @staticmethod
+    def _now() -> int:
+        return int(time.time())
+
+    def _dump(self, d: dict[str, Any]) -> str:
+        return _ENCODER.encode(d)
+
+    def create_database(self, db: m.Database) -> str:
+        return self._dump(self._head(db=db.name, timestamp=self._now()))
+
+    def alter_database(self, before: m.Database, after: m.Database) -> str:
+        return self._dump(self._head(db=after.name, dbObjBeforeJson=thrift_json(before),
+                                     dbObjAfterJson=thrift_json(after), timestamp=self._now()))
+
+    def drop_database(self, db: m.Database) -> str:
+        return self._dump(self._head(db=db.name, timestamp=self._now()))
+
+    def create_table(self, t: m.Table, files: list[str]) -> str:
+        return self._dump(self._head(db=t.dbName, table=t.tableName, tableType=t.tableType,
+                                     tableObjJson=thrift_json(t), timestamp=self._now(), files=files))
+
+    def alter_table(self, before: m.Table, after: m.Table, truncate: bool = False) -> str:
+        return self._dump(self._head(db=before.dbName, table=before.tableName, tableType=before.tableType,
+                                     tableObjBeforeJson=thrift_json(before), tableObjAfterJson=thrift_json(after),
+                                     isTruncateOp=str(truncate).lower(), timestamp=self._now()))
+
+    def drop_table(self, t: m.Table) -> str:
+        return self._dump(self._head(db=t.dbName, table=t.tableName, tableType=t.tableType,
+                                     tableObjJson=thrift_json(t), timestamp=self._now()))
+
+    @staticmethod
+    def _spec(t: m.Table, p: m.Partition, keys: list[str] | None = None) -> dict[str, str]:
+        """The partition's key values by key name (`keys`: the table's key names, when the caller has them)."""
+        return dict(zip(keys if keys is not None else [k.name for k in t.partitionKeys], p.values))
+
+    def add_partition(self, t: m.Table, parts: list[m.Partition], names: list[str] | None = None) -> str:
+        """`names`: the partitions' names when the caller has them already (make_part_name of each)."""
+        keys = [k.name for k in t.partitionKeys]
+        if names is None:
+            names = [make_part_name(keys, p.values) for p in parts]
+        return self._dump(self._head(
+            db=t.dbName, table=t.tableName, tableType=t.tableType, tableObjJson=thrift_json(t),
+            timestamp=self._now(), partitions=[self._spec(t, p, keys) for p in parts],
+            partitionListJson=tjson.dumps_alike(parts, _PARTITION_HOLES),
+            partitionFiles=[{"partitionName": name, "files": []} for name in names]))
+
+    def alter_partition(self, t: m.Table, before: m.Partition, after: m.Partition, truncate: bool = False) -> str:
+        return self._dump(self._head(
+            db=t.dbName, table=t.tableName, tableType=t.tableType, tableObjJson=thrift_json(t),
+            isTruncateOp=str(truncate).lower(), timestamp=self._now(), keyValues=self._spec(t, before),
+            partitionObjBeforeJson=thrift_json(before), partitionObjAfterJson=thrift_json(after)))
+
+    def drop_partition(self, t: m.Table, parts: list[m.Partition]) -> str:
+        keys = [k.name for k in t.partitionKeys]
+        return self._dump(self._head(db=t.dbName, table=t.tableName, tableType=t.tableType,
+                                     tableObjJson=thrift_json(t), timestamp=self._now(),
+                                     partitions=[self._spec(t, p, keys) for p in parts]))
+
+    def insert(self, t: m.Table, part: m.Partition | None, replace: bool, files: list[str]) -> str:
+        d = self._head(db=t.dbName, table=t.tableName, tableType=t.tableType, tableObjJson=thrift_json(t))
+        if part is not None:
+            d["ptnObjJson"] = thrift_json(part)
+        d.update(timestamp=self._now(), replace=str(replace).lower(), files=files)
+        if part is not None:
+            d["partKeyVals"] = self._spec(t, part)
+        return self._dump(d)
+
+    def create_function(self, fn: m.Function) -> str:
+        return self._dump(self._head(db=fn.dbName, functionObjJson=thrift_json(fn), timestamp=self._now()))
+
+    def drop_function(self, fn: m.Function) -> str:
+        return self._dump(self._head(db=fn.dbName, functionName=fn.functionName, timestamp=self._now()))
+
+
+# ---- reading: decode() turns an event's message into one of the typed messages below ----
+
+_Obj = TypeVar("_Obj")
+
+
+def _obj(raw: Mapping[str, Any], key: str, cls: type[_Obj]) -> _Obj | None:
+    text = raw.get(key)
+    return tjson.loads(text, cls) if isinstance(text, str) and text else None
+
+
+def _spec(v: Any) -> dict[str, str]:
+    return {str(k): "" if x is None else str(x) for k, x in v.items()} if isinstance(v, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class Message:
+    """What every message says: the event (type, id, names as the log row has them) and the raw fields.
+
+    Objects embedded as Thrift JSON are decoded when first read (a consumer that needs only names pays
+    nothing for a table object or a thousand partitions)."""
+
+    event_type: str
+    event_id: int
+    db: str
+    table: str | None
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def type(self) -> EventType | None:
+        return EventType.of(self.event_type)
+
+
+@dataclass(frozen=True)
+class CreateDatabase(Message):
+    pass
+
+
+@dataclass(frozen=True)
+class AlterDatabase(Message):
+    @cached_property
+    def before(self) -> Any | None:  # hms.Database
+        return _obj(self.raw, "dbObjBeforeJson", hms.Database)
+
+    @cached_property
+    def after(self) -> Any | None:  # hms.Database
+        return _obj(self.raw, "dbObjAfterJson", hms.Database)
+
+
+@dataclass(frozen=True)
+class DropDatabase(Message):
+    pass
+
+
+@dataclass(frozen=True)
+class TableMessage(Message):
+    """A message about one table; `table_obj` is the table as of the event (None if the message lacks it)."""
+
+    @cached_property
+    def table_obj(self) -> Any | None:  # hms.Table
+        return _obj(self.raw, "tableObjJson", hms.Table)
+
+    @property
+    def table_type(self) -> str:
+        return str(self.raw.get("tableType") or "")
+
+
+@dataclass(frozen=True)
+class CreateTable(TableMessage):
+    @property
+    def files(self) -> list[str]:
+        return [str(f) for f in self.raw.get("files") or []]
+
+
+@dataclass(frozen=True)
+class AlterTable(TableMessage):
+    @cached_property
+    def before(self) -> Any | None:  # hms.Table
+        return _obj(self.raw, "tableObjBeforeJson", hms.Table)
+
+    @cached_property
+    def after(self) -> Any | None:  # hms.Table
+        return _obj(self.raw, "tableObjAfterJson", hms.Table)
+
+    @cached_property
+    def table_obj(self) -> Any | None:
+        return self.after
+
+    @property
+    def truncate(self) -> bool:
+        return str(self.raw.get("isTruncateOp", "false")).lower() == "true"
+
+    def renamed(self) -> tuple[tuple[str, str], tuple[str, str]] | None:
+        """((db, table) before, (db, table) after), lower-cased, when the alteration renames the table."""
+        b, a = self.before, self.after
+        if b is None or a is None:
+            return None
+        src = ((b.dbName or "").lower(), (b.tableName or "").lower())
+        dst = ((a.dbName or "").lower(), (a.tableName or "").lower())
+        return (src, dst) if src != dst else None
+
+
+@dataclass(frozen=True)
+class DropTable(TableMessage):
+    pass
+
+
+@dataclass(frozen=True)
+class AddPartition(TableMessage):
+    @cached_property
+    def partitions(self) -> list[Any]:  # hms.Partition
+        return [tjson.loads(p, hms.Partition) for p in self.raw.get("partitionListJson") or []]
+
+    @property
+    def specs(self) -> list[dict[str, str]]:
+        """Each partition's values by key name (the message's `partitions`)."""
+        return [_spec(p) for p in self.raw.get("partitions") or []]
+
+
+@dataclass(frozen=True)
+class AlterPartition(TableMessage):
+    @cached_property
+    def before(self) -> Any | None:  # hms.Partition
+        return _obj(self.raw, "partitionObjBeforeJson", hms.Partition)
+
+    @cached_property
+    def after(self) -> Any | None:  # hms.Partition
+        return _obj(self.raw, "partitionObjAfterJson", hms.Partition)
+
+    @property
+    def key_values(self) -> dict[str, str]:
+        """The partition's values before the alteration, by key name."""
+        return _spec(self.raw.get("keyValues"))
+
+    @property
+    def truncate(self) -> bool:
+        return str(self.raw.get("isTruncateOp", "false")).lower() == "true"
+
+
+@dataclass(frozen=True)
+class DropPartition(TableMessage):
+    @property
+    def specs(self) -> list[dict[str, str]]:
+        return [_spec(p) for p in self.raw.get("partitions") or []]
+
+
+@dataclass(frozen=True)
+class Insert(TableMessage):
+    @cached_property
+    def partition(self) -> Any | None:  # hms.Partition
+        return _obj(self.raw, "ptnObjJson", hms.Partition)
+
+    @property
+    def part_key_vals(self) -> dict[str, str] | None:
+        """The written partition's values by key name; None for an unpartitioned table."""
+        kv = self.raw.get("partKeyVals")
+        return _spec(kv) if kv else None
+
+    @property
+    def replace(self) -> bool:
+        return str(self.raw.get("replace", "false")).lower() == "true"
+
+    @property
+    def files(self) -> list[str]:
+        return [str(f) for f in self.raw.get("files") or []]
+
+
+@dataclass(frozen=True)
+class CreateFunction(Message):
+    @cached_property
+    def function(self) -> Any | None:  # hms.Function
+        return _obj(self.raw, "functionObjJson", hms.Function)
+
+
+@dataclass(frozen=True)
+class DropFunction(Message):
+    @property
+    def function_name(self) -> str:
+        return str(self.raw.get("functionName") or "")
+
+
+@dataclass(frozen=True)
+class TxnMessage(Message):
+    """OPEN_TXN, COMMIT_TXN, ABORT_TXN, ALLOC_WRITE_ID (Hive 3/4): {"txnid": N, "databases": [...],
+    "tables": [...]}, tables named "db.table" or paired with `databases` by index."""
+
+    @property
+    def txn_id(self) -> int | None:
+        v = self.raw.get("txnid")
+        return v if isinstance(v, int) else None
+
+    def tables(self) -> list[tuple[str, str]]:
+        """The (db, table) pairs the transaction wrote, lower-cased, each once, in message order."""
+        tables, dbs = self.raw.get("tables") or [], self.raw.get("databases") or []
+        out: list[tuple[str, str]] = []
+        for i, t in enumerate(tables):
+            if not isinstance(t, str):
+                continue
+            if "." in t:
+                d, n = t.split(".", 1)
+            elif i < len(dbs) and isinstance(dbs[i], str):
+                d, n = dbs[i], t
+            else:
+                continue
+            if (d.lower(), n.lower()) not in out:
+                out.append((d.lower(), n.lower()))
+        return out
+
+
+@dataclass(frozen=True)
+class Unknown(Message):
+    """A type this project does not read (a newer Hive's); its raw fields are all there is."""
+
+
+_TYPES: dict[EventType, type[Message]] = {
+    EventType.CREATE_DATABASE: CreateDatabase, EventType.ALTER_DATABASE: AlterDatabase,
+    EventType.DROP_DATABASE: DropDatabase, EventType.CREATE_TABLE: CreateTable, EventType.ALTER_TABLE: AlterTable,
+    EventType.DROP_TABLE: DropTable, EventType.ADD_PARTITION: AddPartition,
+    EventType.ALTER_PARTITION: AlterPartition, EventType.DROP_PARTITION: DropPartition, EventType.INSERT: Insert,
+    EventType.CREATE_FUNCTION: CreateFunction, EventType.DROP_FUNCTION: DropFunction,
+    EventType.OPEN_TXN: TxnMessage, EventType.COMMIT_TXN: TxnMessage, EventType.ABORT_TXN: TxnMessage,
+    EventType.ALLOC_WRITE_ID: TxnMessage,
+}
+
+
+class MessageError(ValueError):
+    """A message that is not Hive's JSON (or its gzip form): the reader decides whether to skip or stop."""
+
+
+def message_fields(text: str | bytes | None, fmt: str | None = None) -> dict[str, Any]:
+    """The JSON object of a message text; Hive 3/4's `gzip(json-2.0)` format (base64 of gzip) too."""
+    if not text:
+        return {}
+    try:
+        if fmt and fmt.startswith("gzip"):
+            text = gzip.decompress(base64.b64decode(text))
+        raw = json.loads(text)
+    except (ValueError, OSError, EOFError) as e:
+        raise MessageError(f"not a JSON message ({type(e).__name__})") from None
+    if not isinstance(raw, dict):
+        raise MessageError("not a JSON object")
+    return raw
+
+
+def decode(event: Any) -> Message:
+    """The typed message of a notification event (an hms.NotificationEvent or our model's, or anything with
+    eventId, eventType, dbName, tableName, message and messageFormat)."""
+    raw = message_fields(getattr(event, "message", None), getattr(event, "messageFormat", None))
+    kind = str(event.eventType or "")
+    t = EventType.of(kind)
+    cls = _TYPES.get(t, Unknown) if t is not None else Unknown
+    db = getattr(event, "dbName", None) or raw.get("db") or ""
+    table = getattr(event, "tableName", None) or raw.get("table") or None
+    return cls(kind, int(event.eventId or 0), str(db), str(table) if table else None, raw)
