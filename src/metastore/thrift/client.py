@@ -1,78 +1,320 @@
-"""A Thrift client of a Hive Metastore at thrift://HOST:PORT, for the services beside the metastore
-(notification readers, catalogd, replication), which reach it through its Thrift API only."""
+"""The one Thrift client of a Hive Metastore at thrift://HOST:PORT, for the services beside the metastore
+(notification readers, catalogd, replication, the pipeline, bench set-up), which reach it through its Thrift
+API only.
+
+Invariants:
+- A URI is parsed once, by `parse_uri`, when the client is made; a bad URI is a ValueError then, never later.
+- Connections are opened on first use, one per thread (a client may be shared by a thread pool), and a
+  connection is dropped after a transport failure: the next call on that thread reconnects.
+- Errors: a transport failure (refused, reset, timeout, a TApplicationException) raises MetastoreUnavailable,
+  a ConnectionError; Hive's declared exceptions (hms.NoSuchObjectException, hms.MetaException, ...) pass
+  through unchanged, because they are the metastore's answer, not a failure to get one.
+- Retrying: with `retry_reads=True`, a read (a call that changes nothing) that fails with MetastoreUnavailable
+  is tried once more on a fresh connection, so a metastore restart or an idle-timeout close does not surface.
+  Writes are never retried here: the first attempt may have committed before its answer was lost.
+- `get_next_notification` declares no exceptions, so the metastore reports cleaned events as a
+  TApplicationException's text; `next_notification` alone reads that text and raises core EventsMissing.
+- `forward(name, *args)` is for fronts that pass any Thrift call through by the name a client sent (catalogd's
+  pass-through); everything else uses the typed methods.
+"""
 
 from __future__ import annotations
 
+import threading
 import urllib.parse
-from typing import Any
+from typing import Any, TypeAlias
 
+from ..core.errors import EventsMissing
 from . import hms
+
+# The hms structs are built by thriftpy2 at import time, so static checkers see them as Any; these names say
+# which struct a method takes or returns.
+Database: TypeAlias = Any
+Table: TypeAlias = Any
+Partition: TypeAlias = Any
+Function: TypeAlias = Any
+NotificationEvent: TypeAlias = Any
+EnvironmentContext: TypeAlias = Any
+LockResponse: TypeAlias = Any
 
 # Hive's exceptions: the metastore's answers, not failures of the connection.
 HIVE_ERRORS: tuple[type[BaseException], ...] = tuple(getattr(hms, n) for n in (
     "MetaException", "NoSuchObjectException", "InvalidObjectException", "InvalidOperationException",
     "AlreadyExistsException", "UnknownDBException", "UnknownTableException", "InvalidInputException",
     "NoSuchTxnException", "TxnAbortedException", "NoSuchLockException", "TxnOpenException",
-    "UnknownPartitionException", "InvalidPartitionException") if hasattr(hms, n))
+    "UnknownPartitionException", "InvalidPartitionException", "ConfigValSecurityException") if hasattr(hms, n))
+
+# The server's text for cleaned events (catalog/service.py next_notifications); it arrives as a
+# TApplicationException because get_next_notification declares no exception.
+_EVENTS_MISSING = "events missing"
+
+# Calls that change nothing: `forward` retries these (with retry_reads) by their name.
+READ_PREFIXES = ("get_", "getMeta", "getName", "getVersion", "getStatus", "getCounter", "aliveSince",
+                 "show_locks", "check_lock", "partition_name_", "show_compact", "get_open_txns")
+
+
+class MetastoreUnavailable(ConnectionError):
+    """The metastore did not answer (refused, reset, timed out, or failed outside Hive's exceptions)."""
 
 
 def parse_uri(uri: str) -> tuple[str, int]:
     """(host, port) of thrift://HOST[:PORT]; ValueError for anything else."""
-    p = urllib.parse.urlsplit(uri)
-    if p.scheme != "thrift":
+    try:
+        p = urllib.parse.urlsplit(uri)
+        port = p.port
+    except ValueError:
+        raise ValueError(f"a metastore is named by a thrift://HOST:PORT URI, not {uri!r}") from None
+    if p.scheme != "thrift" or p.path not in ("", "/") or p.query or p.fragment:
         raise ValueError(f"a metastore is named by a thrift://HOST:PORT URI, not {uri!r}")
-    return p.hostname or "127.0.0.1", p.port or 9083
+    return p.hostname or "127.0.0.1", port or 9083
 
 
 def error_text(e: BaseException) -> str:
+    """The message of a Hive exception or TApplicationException (their str() is often empty)."""
     return str(getattr(e, "message", None) or e)
 
 
-class MetastoreClient:
-    """One connection, opened on first use and dropped after a transport failure (the next call reconnects).
-    Not for several threads at once. Subclasses turn transport failures into their own errors (`failure`)."""
+def hive_message(e: BaseException) -> str:
+    """'NoSuchObjectException: text' for a log line or an error a user reads."""
+    return f"{type(e).__name__}: {error_text(e)}"
 
-    def __init__(self, uri: str, timeout: float = 60.0) -> None:
+
+class MetastoreClient:
+    """Typed calls on the metastore at `uri` (thrift://HOST[:PORT]); safe to share between threads."""
+
+    def __init__(self, uri: str, timeout: float = 60.0, retry_reads: bool = False) -> None:
         self.host, self.port = parse_uri(uri)
         self.uri = f"thrift://{self.host}:{self.port}"
         self.timeout = timeout
-        self._client: Any = None
+        self.retry_reads = retry_reads
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: list[Any] = []
 
-    def failure(self, fn: str, e: BaseException) -> BaseException:
-        """The error raised when a call fails other than with one of Hive's exceptions."""
-        return ConnectionError(f"{self.uri}: {fn}: {type(e).__name__}: {error_text(e)}")
-
+    # -- connections ----------------------------------------------------------------------------------
     def _connected(self) -> Any:
-        if self._client is None:
+        c = getattr(self._local, "client", None)
+        if c is None:
             from thriftpy2.rpc import make_client
 
-            self._client = make_client(hms.ThriftHiveMetastore, self.host, self.port, timeout=int(self.timeout * 1000))
-        return self._client
+            try:
+                c = make_client(hms.ThriftHiveMetastore, self.host, self.port, timeout=int(self.timeout * 1000))
+            except Exception as e:  # noqa: BLE001 - thriftpy2 raises transport errors of its own
+                raise MetastoreUnavailable(f"{self.uri}: connect: {type(e).__name__}: {error_text(e)}") from None
+            self._local.client = c
+            with self._lock:
+                self._open.append(c)
+        return c
+
+    def _drop(self) -> None:
+        c = getattr(self._local, "client", None)
+        self._local.client = None
+        if c is not None:
+            with self._lock:
+                if c in self._open:
+                    self._open.remove(c)
+            _close_quietly(c)
+
+    def _call(self, fn: str, *args: Any, read: bool = False) -> Any:
+        attempts = 2 if read and self.retry_reads else 1
+        for attempt in range(attempts):
+            try:
+                return getattr(self._connected(), fn)(*args)
+            except HIVE_ERRORS:
+                raise
+            except MetastoreUnavailable:
+                if attempt + 1 == attempts:
+                    raise
+            except Exception as e:  # noqa: BLE001 - thriftpy2 raises transport errors of its own
+                self._drop()
+                if attempt + 1 == attempts:
+                    raise MetastoreUnavailable(f"{self.uri}: {fn}: {type(e).__name__}: {error_text(e)}") from None
+        raise AssertionError("unreachable")
+
+    def forward(self, fn: str, *args: Any) -> Any:
+        """Any Thrift call by name, for a front that passes calls through; reads retried as `_call` does."""
+        if fn.startswith("_") or not hasattr(hms.ThriftHiveMetastore, fn + "_args"):
+            raise AttributeError(f"the metastore has no call {fn!r}")
+        return self._call(fn, *args, read=fn.startswith(READ_PREFIXES))
 
     def call(self, fn: str, *args: Any) -> Any:
+        """Transitional: the untyped call the services used before the typed methods (catalogd and notify
+        still do); transport failures go through `failure`. Remove once nothing calls it."""
         try:
-            return getattr(self._connected(), fn)(*args)
-        except HIVE_ERRORS:
-            raise
-        except Exception as e:  # noqa: BLE001 - thriftpy2 raises transport errors of its own
-            self.close()
+            return self._call(fn, *args)
+        except MetastoreUnavailable as e:
             raise self.failure(fn, e) from None
 
-    def __getattr__(self, fn: str) -> Any:
-        if fn.startswith("_"):
-            raise AttributeError(fn)
-        return lambda *args: self.call(fn, *args)
+    def failure(self, fn: str, e: BaseException) -> BaseException:
+        """Transitional hook of `call`: the error raised for a transport failure."""
+        return e
 
     def close(self) -> None:
-        if self._client is not None:
-            try:
-                self._client.close()
-            except Exception:  # noqa: BLE001
-                pass
-            self._client = None
+        """Closes every thread's connection; the client stays usable (the next call reconnects)."""
+        with self._lock:
+            open_, self._open = self._open, []
+        self._local = threading.local()
+        for c in open_:
+            _close_quietly(c)
 
     def __enter__(self) -> MetastoreClient:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    # -- notifications --------------------------------------------------------------------------------
+    def next_notification(self, after: int, limit: int) -> list[NotificationEvent]:
+        """Events with ids above `after`, at most `limit`, in id order; EventsMissing if some were cleaned."""
+        req = hms.NotificationEventRequest(lastEvent=after, maxEvents=limit)
+        try:
+            resp = self._call("get_next_notification", req, read=True)
+        except (MetastoreUnavailable, hms.MetaException) as e:
+            text = error_text(e)
+            if _EVENTS_MISSING in text:
+                raise EventsMissing(text[text.index(_EVENTS_MISSING):]) from None
+            raise
+        return list(resp.events or [])
+
+    def current_event_id(self) -> int:
+        return int(self._call("get_current_notificationEventId", read=True).eventId)
+
+    def fire_listener_event(self, req: Any) -> list[int]:
+        """The ids of the events written for a FireEventRequest."""
+        return [int(i) for i in (self._call("fire_listener_event", req).eventIds or [])]
+
+    # -- databases ------------------------------------------------------------------------------------
+    def get_all_databases(self) -> list[str]:
+        return list(self._call("get_all_databases", read=True) or [])
+
+    def get_database(self, name: str) -> Database:
+        return self._call("get_database", name, read=True)
+
+    def find_database(self, name: str) -> Database | None:
+        """The database, or None when it does not exist."""
+        try:
+            return self.get_database(name)
+        except hms.NoSuchObjectException:
+            return None
+
+    def create_database(self, db: Database) -> None:
+        self._call("create_database", db)
+
+    def alter_database(self, name: str, db: Database) -> None:
+        self._call("alter_database", name, db)
+
+    def drop_database(self, name: str, delete_data: bool = True, cascade: bool = False) -> None:
+        self._call("drop_database", name, delete_data, cascade)
+
+    # -- tables ---------------------------------------------------------------------------------------
+    def get_all_tables(self, db: str) -> list[str]:
+        return list(self._call("get_all_tables", db, read=True) or [])
+
+    def get_tables(self, db: str, pattern: str) -> list[str]:
+        return list(self._call("get_tables", db, pattern, read=True) or [])
+
+    def get_table(self, db: str, name: str) -> Table:
+        return self._call("get_table", db, name, read=True)
+
+    def find_table(self, db: str, name: str) -> Table | None:
+        """The table, or None when it (or its database) does not exist."""
+        try:
+            return self.get_table(db, name)
+        except hms.NoSuchObjectException:
+            return None
+
+    def get_table_objects_by_name(self, db: str, names: list[str]) -> list[Table]:
+        return list(self._call("get_table_objects_by_name", db, names, read=True) or [])
+
+    def create_table(self, table: Table, context: EnvironmentContext | None = None) -> None:
+        if context is None:
+            self._call("create_table", table)
+        else:
+            self._call("create_table_with_environment_context", table, context)
+
+    def alter_table(self, db: str, name: str, table: Table, context: EnvironmentContext | None = None) -> None:
+        if context is None:
+            self._call("alter_table", db, name, table)
+        else:
+            self._call("alter_table_with_environment_context", db, name, table, context)
+
+    def drop_table(self, db: str, name: str, delete_data: bool = True) -> None:
+        self._call("drop_table", db, name, delete_data)
+
+    # -- partitions -----------------------------------------------------------------------------------
+    def get_partition_names(self, db: str, table: str, limit: int = -1) -> list[str]:
+        return list(self._call("get_partition_names", db, table, limit, read=True) or [])
+
+    def get_partitions(self, db: str, table: str, limit: int = -1) -> list[Partition]:
+        return list(self._call("get_partitions", db, table, limit, read=True) or [])
+
+    def get_partition(self, db: str, table: str, values: list[str]) -> Partition:
+        return self._call("get_partition", db, table, values, read=True)
+
+    def get_partition_by_name(self, db: str, table: str, name: str) -> Partition:
+        return self._call("get_partition_by_name", db, table, name, read=True)
+
+    def get_partitions_by_names(self, db: str, table: str, names: list[str]) -> list[Partition]:
+        return list(self._call("get_partitions_by_names", db, table, names, read=True) or [])
+
+    def add_partitions(self, parts: list[Partition]) -> int:
+        """The number of partitions added (all or none)."""
+        return int(self._call("add_partitions", parts) or 0)
+
+    def add_partitions_req(self, req: Any) -> list[Partition]:
+        """An AddPartitionsRequest (ifNotExists, needResult); the partitions added, when asked for."""
+        return list(self._call("add_partitions_req", req).partitions or [])
+
+    def alter_partitions(self, db: str, table: str, parts: list[Partition],
+                         context: EnvironmentContext | None = None) -> None:
+        if context is None:
+            self._call("alter_partitions", db, table, parts)
+        else:
+            self._call("alter_partitions_with_environment_context", db, table, parts, context)
+
+    def drop_partition(self, db: str, table: str, values: list[str], delete_data: bool = True) -> bool:
+        return bool(self._call("drop_partition", db, table, values, delete_data))
+
+    def drop_partitions_req(self, req: Any) -> list[Partition]:
+        """A DropPartitionsRequest; the partitions dropped, when asked for."""
+        return list(self._call("drop_partitions_req", req).partitions or [])
+
+    # -- functions ------------------------------------------------------------------------------------
+    def get_functions(self, db: str, pattern: str = "*") -> list[str]:
+        return list(self._call("get_functions", db, pattern, read=True) or [])
+
+    def get_function(self, db: str, name: str) -> Function:
+        return self._call("get_function", db, name, read=True)
+
+    def find_function(self, db: str, name: str) -> Function | None:
+        """The function, or None when it does not exist."""
+        try:
+            return self.get_function(db, name)
+        except hms.NoSuchObjectException:
+            return None
+
+    def create_function(self, fn: Function) -> None:
+        self._call("create_function", fn)
+
+    def alter_function(self, db: str, name: str, fn: Function) -> None:
+        self._call("alter_function", db, name, fn)
+
+    def drop_function(self, db: str, name: str) -> None:
+        self._call("drop_function", db, name)
+
+    # -- locks ----------------------------------------------------------------------------------------
+    def lock(self, req: Any) -> LockResponse:
+        return self._call("lock", req)
+
+    def check_lock(self, lockid: int) -> LockResponse:
+        return self._call("check_lock", hms.CheckLockRequest(lockid=lockid), read=True)
+
+    def unlock(self, lockid: int) -> None:
+        self._call("unlock", hms.UnlockRequest(lockid=lockid))
+
+
+def _close_quietly(c: Any) -> None:
+    try:
+        c.close()
+    except Exception:  # noqa: BLE001 - closing a broken connection may fail again; it is gone either way
+        pass
