@@ -368,9 +368,17 @@ def decode(event: Any) -> Message:
     """The typed message of a notification event (an hms.NotificationEvent or our model's, or anything with
     eventId, eventType, dbName, tableName, message and messageFormat)."""
     raw = message_fields(getattr(event, "message", None), getattr(event, "messageFormat", None))
-    kind = str(event.eventType or "")
-    t = EventType.of(kind)
+    return from_fields(str(event.eventType or ""), int(event.eventId or 0), raw,
+                       db=getattr(event, "dbName", None), table=getattr(event, "tableName", None))
+
+
+def from_fields(event_type: str, event_id: int, raw: Mapping[str, Any], db: str | None = None,
+                table: str | None = None) -> Message:
+    """The typed message of fields already decoded by their reader: a bus message's body (HCatalog's field
+    set, notify/hcat.py, shares its partition fields with the log's), a test's. `db`/`table` default to the
+    fields' own."""
+    t = EventType.of(event_type)
     cls = _TYPES.get(t, Unknown) if t is not None else Unknown
-    db = getattr(event, "dbName", None) or raw.get("db") or ""
-    table = getattr(event, "tableName", None) or raw.get("table") or None
-    return cls(kind, int(event.eventId or 0), str(db), str(table) if table else None, raw)
+    db = db or raw.get("db") or ""
+    table = table or raw.get("table") or None
+    return cls(event_type, event_id, str(db), str(table) if table else None, raw)
