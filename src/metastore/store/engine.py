@@ -1,4 +1,9 @@
-"""Engines for the three supported databases, tuned for the metastore's access pattern."""
+"""Engines for the three supported databases, tuned for the metastore's access pattern.
+
+SQLite's driver comes with Python; PostgreSQL's and MariaDB's are extras (`metastore[postgres]`,
+`metastore[mysql]`): create_engine imports the URL's driver first, so a missing one is named with its extra
+(metastore.extras.MissingExtra) rather than failing inside SQLAlchemy.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +18,31 @@ from sqlalchemy.engine import Engine
 
 log = logging.getLogger(__name__)
 
+# (backend, driver) of a store URL -> (the driver's module, the extra that installs it); None: SQLAlchemy's
+# default driver for the backend
+DRIVERS: dict[tuple[str, str | None], tuple[str, str]] = {
+    ("postgresql", None): ("psycopg2", "postgres"),
+    ("postgresql", "psycopg2"): ("psycopg2", "postgres"),
+    ("postgresql", "psycopg"): ("psycopg", "postgres"),
+    ("mysql", "pymysql"): ("pymysql", "mysql"),
+    ("mariadb", "pymysql"): ("pymysql", "mysql"),
+}
+
+
+def driver_module(url: str | sa.engine.URL) -> tuple[str, str] | None:
+    """(module, extra) of the driver a store URL needs beyond the core install; None for SQLite."""
+    u = sa.engine.make_url(url)
+    return DRIVERS.get((u.get_backend_name(), u.get_driver_name() if "+" in u.drivername else None))
+
 
 def create_engine(url: str, pool_size: int = 8) -> Engine:
     """An engine for `url`; SQLite gets WAL and explicit transactions, the others READ COMMITTED."""
     u = sa.engine.make_url(url)
+    needed = driver_module(u)
+    if needed is not None:
+        from ..extras import require
+
+        require(needed[0], needed[1])
     if u.get_backend_name() == "sqlite":
         engine = sa.create_engine(url, connect_args={"timeout": 60, "check_same_thread": False},
                                   pool_size=pool_size, max_overflow=2 * pool_size, pool_pre_ping=False,
