@@ -25,6 +25,8 @@ KNOWN_SCHEMES = frozenset({
 
 # A location needs work when it has a control character, a `.` or `..` segment, an empty segment after the
 # scheme's own `//`, or a trailing slash; most locations have none and are returned as given.
+# the same for a bare path (a single leading slash is the root; `//x` is untidy)
+_UNTIDY_PATH = re.compile(r"/\.\.?(?:/|$)|//|./$")
 _UNTIDY = re.compile(r"[\x00-\x1f\x7f]|/\.\.?(?:/|$)|^//|[^:/]//|:///?/|./$")
 
 
@@ -173,6 +175,10 @@ class LocationPolicy:
         # for links below a root with lstat (a few system calls) instead of resolving every location
         self._roots = _both(roots)
         self._protected = _both(protected)
+        # every directory that holds a root or a protected path (themselves included): "does this location hold
+        # one?" is then one set lookup on the write path, not a scan of the lists
+        self._holding_protected = _ancestors(self._protected)
+        self._holding_root = _ancestors(self._roots)
 
     @staticmethod
     def _real(location: str) -> str:
@@ -205,7 +211,7 @@ class LocationPolicy:
         return False
 
     def _holds_protected(self, path: str) -> bool:
-        return any(is_under(p, path) for p in self._protected)
+        return (path.rstrip("/") or "/") in self._holding_protected
 
     def protected_below(self, path: str) -> bool:
         """Whether a protected path is strictly inside a normalized local path."""
@@ -239,7 +245,7 @@ class LocationPolicy:
             return None
         if self._holds_protected(path):
             return "holds the metastore's own data directory or store"
-        if any(is_under(r, path) for r in self._roots):
+        if (path.rstrip("/") or "/") in self._holding_root:
             return "is the warehouse root or holds it"
         return None
 
@@ -255,12 +261,27 @@ class LocationPolicy:
         return not any(is_under(p, real) for p in self.protected)
 
 
+def _ancestors(paths: Iterable[str]) -> frozenset[str]:
+    """Each path and every directory above it (normalized local paths)."""
+    out: set[str] = set()
+    for p in paths:
+        p = p.rstrip("/") or "/"
+        while True:
+            out.add(p)
+            if p == "/":
+                break
+            p = posixpath.dirname(p)
+    return frozenset(out)
+
+
 def lexical_path(location: str | None) -> str | None:
     """A location's local path with `.`, `..` and repeated slashes resolved on the string (no file system
     access), None when it is not local or `..` climbs above the root."""
     path = local_path(location)
     if path is None:
         return None
+    if not _UNTIDY_PATH.search(path):
+        return path  # the usual case: nothing to resolve
     if ".." in path.split("/"):
         return None if _climbs(path) else posixpath.normpath(path)
     out = posixpath.normpath(path)
