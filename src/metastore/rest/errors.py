@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..server.http import HttpError
 
-class RestError(Exception):
+
+class RestError(HttpError):
     """An error answered to the client with an HTTP status and an Iceberg exception type name."""
 
     def __init__(self, code: int, type_: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(code, message, type_)
         self.type = type_
-        self.message = message
 
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.type, "code": self.code}}
