@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, Server, make_database, unique
-from metastore.repl.client import Metastore
 from metastore.repl.staging import FINISHED_DUMP, FINISHED_LOAD, NON_RECOVERABLE, Staging
 from metastore.thrift import hms, tjson
+from metastore.thrift.client import MetastoreClient
+
+from conftest import ROOT, Server, make_database, unique
 
 LOCAL = ["--with", "metastore.repl.copy.engine=local"]
 
@@ -51,6 +52,13 @@ def repl(*args: str, env: dict[str, str] | None = None, check: bool = True) -> s
     return p
 
 
+def killed_load(writes: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """`metastore repl ARGS`, killed with SIGKILL right after its `writes`th write to a metastore (the testing
+    seam tests/repl_killed_load.py)."""
+    return subprocess.run([sys.executable, str(ROOT / "tests" / "repl_killed_load.py"), str(writes), "repl", *args],
+                          check=False, capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
 def cycle(src: Server, tgt: Server, db: str, tdb: str, root: Path) -> tuple[str, str]:
     d = repl("dump", db, "--with", f"hive.repl.rootdir={root}", "--metastore", src.uri)
     ld = repl("load", db, "--into", tdb, "--with", f"hive.repl.rootdir={root}", *LOCAL, "--metastore", tgt.uri)
@@ -75,24 +83,24 @@ def table(db: str, name: str, parts: tuple[str, ...] = (), external: str | None 
                      tableType="EXTERNAL_TABLE" if external else "MANAGED_TABLE")
 
 
-def add_parts(ms: Metastore, db: str, name: str, *values: str) -> None:
-    t = ms.call("get_table", db, name)
+def add_parts(ms: MetastoreClient, db: str, name: str, *values: str) -> None:
+    t = ms.get_table(db, name)
     parts = [hms.Partition(values=[v], dbName=db, tableName=name, sd=copy.deepcopy(t.sd), parameters={})
              for v in values]
     for p in parts:
         p.sd.location = None
-    ms.call("add_partitions", parts)
+    ms.add_partitions(parts)
 
 
-def write_file(ms: Metastore, db: str, name: str, values: list[str] | None, fname: str, text: str) -> None:
-    loc = (ms.call("get_partition", db, name, values) if values else ms.call("get_table", db, name)).sd.location
+def write_file(ms: MetastoreClient, db: str, name: str, values: list[str] | None, fname: str, text: str) -> None:
+    loc = (ms.get_partition(db, name, values) if values else ms.get_table(db, name)).sd.location
     path = Path(loc.removeprefix("file:"))
     path.mkdir(parents=True, exist_ok=True)
     (path / fname).write_text(text)
 
 
-def insert_event(ms: Metastore, db: str, name: str, values: list[str] | None, files: list[str]) -> None:
-    ms.call("fire_listener_event", hms.FireEventRequest(
+def insert_event(ms: MetastoreClient, db: str, name: str, values: list[str] | None, files: list[str]) -> None:
+    ms.fire_listener_event(hms.FireEventRequest(
         successful=True, data=hms.FireEventRequestData(insertData=hms.InsertEventRequestData(filesAdded=files)),
         dbName=db, tableName=name, partitionVals=values))
 
@@ -127,18 +135,18 @@ def _tree(loc: str) -> dict[str, str]:
 
 
 def snapshot(uri: str, db: str) -> dict[str, Any]:
-    with Metastore(uri) as ms:
-        base = ms.call("get_database", db).locationUri.rstrip("/")
+    with MetastoreClient(uri) as ms:
+        base = ms.get_database(db).locationUri.rstrip("/")
         out: dict[str, Any] = {"tables": {}, "functions": {}, "files": {}}
-        for name in sorted(ms.call("get_all_tables", db)):
-            t = ms.call("get_table", db, name)
-            parts = ms.call("get_partitions", db, name, -1) if t.partitionKeys else []
+        for name in sorted(ms.get_all_tables(db)):
+            t = ms.get_table(db, name)
+            parts = ms.get_partitions(db, name, -1) if t.partitionKeys else []
             out["tables"][name] = {"table": _norm(t, base),
                                    "partitions": sorted((_norm(p, base) for p in parts), key=json.dumps)}
             if t.tableType == "MANAGED_TABLE":
                 out["files"][name] = _tree(t.sd.location)
-        for name in sorted(ms.call("get_functions", db, "*")):
-            out["functions"][name] = _norm(ms.call("get_function", db, name), base)
+        for name in sorted(ms.get_functions(db, "*")):
+            out["functions"][name] = _norm(ms.get_function(db, name), base)
     return out
 
 
@@ -160,18 +168,18 @@ def assert_same(src: Server, tgt: Server, db: str, tdb: str) -> dict[str, Any]:
 
 
 def target_params(tgt: Server, db: str) -> dict[str, str]:
-    with Metastore(tgt.uri) as ms:
-        return dict(ms.call("get_database", db).parameters or {})
+    with MetastoreClient(tgt.uri) as ms:
+        return dict(ms.get_database(db).parameters or {})
 
 
 def current_id(s: Server) -> int:
-    with Metastore(s.uri) as ms:
-        return int(ms.call("get_current_notificationEventId").eventId)
+    with MetastoreClient(s.uri) as ms:
+        return ms.current_event_id()
 
 
 def events_on(s: Server, db: str) -> list[Any]:
-    with Metastore(s.uri) as ms:
-        evs = ms.call("get_next_notification", hms.NotificationEventRequest(lastEvent=0, maxEvents=100000)).events
+    with MetastoreClient(s.uri) as ms:
+        evs = ms.next_notification(0, 100000)
     return [e for e in evs or [] if e.dbName == db]
 
 
@@ -181,16 +189,16 @@ def test_bootstrap_then_incremental_cycles(pair: tuple[Server, Server], tmp_path
     src, tgt = pair
     db, tdb, root = unique("sales"), unique("dr"), tmp_path / "staging"
     ext = tmp_path / "external"
-    with Metastore(src.uri) as ms:
-        ms.call("create_database", hms.Database(name=db, description="sales", parameters={"owner.team": "a"}))
-        ms.call("create_table", table(db, "orders", ("day",)))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, description="sales", parameters={"owner.team": "a"}))
+        ms.create_table(table(db, "orders", ("day",)))
         add_parts(ms, db, "orders", "2024-01-01", "2024-01-02", "2024-01-03")
         write_file(ms, db, "orders", ["2024-01-01"], "part-0", "1,a\n2,b\n")
         write_file(ms, db, "orders", ["2024-01-02"], "part-0", "3,c\n")
-        ms.call("create_table", table(db, "customers"))
+        ms.create_table(table(db, "customers"))
         write_file(ms, db, "customers", None, "part-0", "c1,x\n")
-        ms.call("create_table", table(db, "raw", external=f"file:{ext}"))
-        ms.call("create_function", function(db, "upper2"))
+        ms.create_table(table(db, "raw", external=f"file:{ext}"))
+        ms.create_function(function(db, "upper2"))
 
     out, loaded = cycle(src, tgt, db, tdb, root)
     assert "BOOTSTRAP dump" in out and "3 tables, 3 partitions, 1 functions" in out, out
@@ -206,39 +214,39 @@ def test_bootstrap_then_incremental_cycles(pair: tuple[Server, Server], tmp_path
         Path(first.path).parent.name[8:]
 
     # every kind of change
-    with Metastore(src.uri) as ms:
-        ms.call("create_table", table(db, "returns", ("day",)))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_table(table(db, "returns", ("day",)))
         add_parts(ms, db, "returns", "2024-02-01")
         write_file(ms, db, "returns", ["2024-02-01"], "part-0", "r1\n")
         add_parts(ms, db, "orders", "2024-01-04")
         add_parts(ms, db, "orders", "2024-01-05", "2024-01-06")  # a run of ADD_PARTITION events: one call
         write_file(ms, db, "orders", ["2024-01-04"], "part-0", "4,d\n")
         insert_event(ms, db, "orders", ["2024-01-04"], ["part-0"])
-        ms.call("drop_partition", db, "orders", ["2024-01-03"], True)
+        ms.drop_partition(db, "orders", ["2024-01-03"], True)
         write_file(ms, db, "orders", ["2024-01-01"], "part-1", "5,e\n")  # an insert into an existing partition
         insert_event(ms, db, "orders", ["2024-01-01"], ["part-1"])
-        p = ms.call("get_partition", db, "orders", ["2024-01-02"])
+        p = ms.get_partition(db, "orders", ["2024-01-02"])
         p.parameters = {**p.parameters, "quality": "checked"}
-        ms.call("alter_partition", db, "orders", p)
-        ps = ms.call("get_partitions_by_names", db, "orders", ["day=2024-01-05", "day=2024-01-06"])
+        ms.alter_partition(db, "orders", p)
+        ps = ms.get_partitions_by_names(db, "orders", ["day=2024-01-05", "day=2024-01-06"])
         for p in ps:
             p.parameters = {**p.parameters, "quality": "late"}
-        ms.call("alter_partitions", db, "orders", ps)  # a run of ALTER_PARTITION events
-        ms.call("drop_partition", db, "orders", ["2024-01-06"], True)
-        t = ms.call("get_table", db, "customers")
+        ms.alter_partitions(db, "orders", ps)  # a run of ALTER_PARTITION events
+        ms.drop_partition(db, "orders", ["2024-01-06"], True)
+        t = ms.get_table(db, "customers")
         t.sd.cols.append(hms.FieldSchema(name="email", type="string", comment=""))
         t.parameters = {**t.parameters, "comment": "altered"}
-        ms.call("alter_table", db, "customers", t)
-        t = ms.call("get_table", db, "customers")
+        ms.alter_table(db, "customers", t)
+        t = ms.get_table(db, "customers")
         t.tableName = "clients"
-        ms.call("alter_table", db, "customers", t)           # rename: data follows
-        ms.call("create_table", table(db, "customers"))      # and the old name is taken again
-        ms.call("drop_table", db, "raw", False)
-        ms.call("drop_function", db, "upper2")
-        ms.call("create_function", function(db, "lower2", "com.example.Lower"))
-        d = ms.call("get_database", db)
+        ms.alter_table(db, "customers", t)           # rename: data follows
+        ms.create_table(table(db, "customers"))      # and the old name is taken again
+        ms.drop_table(db, "raw", False)
+        ms.drop_function(db, "upper2")
+        ms.create_function(function(db, "lower2", "com.example.Lower"))
+        d = ms.get_database(db)
         d.parameters = {**d.parameters, "owner.team": "b"}
-        ms.call("alter_database", db, d)
+        ms.alter_database(db, d)
 
     out, loaded = cycle(src, tgt, db, tdb, root)
     assert "INCREMENTAL dump" in out, out
@@ -268,14 +276,81 @@ def test_bootstrap_then_incremental_cycles(pair: tuple[Server, Server], tmp_path
     assert "skipped" in p.stdout and "not loaded yet" in p.stdout
 
 
-def _many_changes(ms: Metastore, db: str, n: int, tag: str) -> None:
+# values that need Hive's escaping in a partition name (/ = %), a space, and non-ASCII (not escaped)
+ODD = [("eu/west", "zürich"), ("a=b", "new york"), ("50%", "x"), ("eu/west", "a=b/c")]
+
+
+def _add(ms: MetastoreClient, db: str, name: str, values: list[tuple[str, str]]) -> None:
+    t = ms.get_table(db, name)
+    parts = [hms.Partition(values=list(v), dbName=db, tableName=name, sd=copy.deepcopy(t.sd), parameters={})
+             for v in values]
+    for p in parts:
+        p.sd.location = None
+    ms.add_partitions(parts)
+
+
+def _names_and_values(uri: str, db: str, name: str) -> tuple[list[str], list[list[str]]]:
+    with MetastoreClient(uri) as ms:
+        return sorted(ms.get_partition_names(db, name)), sorted(p.values for p in ms.get_partitions(db, name))
+
+
+def test_partition_values_needing_escapes_replicate(pair: tuple[Server, Server], tmp_path: Path) -> None:
+    """Partition values with `/`, `=`, `%`, spaces and non-ASCII: bootstrap, incremental (add, alter, rename,
+    drop, insert with data) and a re-bootstrap that drops a partition from the replica all give the source's
+    partition names and values on the target, and the data in the partitions' own directories."""
+    src, tgt = pair
+    db, tdb, root = unique("v"), unique("vr"), tmp_path / "staging"
+    with_root = ["--with", f"hive.repl.rootdir={root}"]
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, parameters={}))
+        ms.create_table(table(db, "sites", ("region", "city")))
+        _add(ms, db, "sites", ODD[:3])
+        write_file(ms, db, "sites", list(ODD[0]), "f0", "zurich\n")
+        insert_event(ms, db, "sites", list(ODD[0]), ["f0"])
+        names = ms.get_partition_names(db, "sites")
+    assert "region=eu%2Fwest/city=zürich" in names and "region=a%3Db/city=new york" in names, names
+    assert "region=50%25/city=x" in names, names
+    cycle(src, tgt, db, tdb, root)  # bootstrap
+    assert _names_and_values(tgt.uri, tdb, "sites") == _names_and_values(src.uri, db, "sites")
+    assert_same(src, tgt, db, tdb)
+
+    with MetastoreClient(src.uri) as ms:
+        _add(ms, db, "sites", ODD[3:])                         # ADD_PARTITION
+        write_file(ms, db, "sites", list(ODD[3]), "f3", "nested\n")
+        insert_event(ms, db, "sites", list(ODD[3]), ["f3"])   # INSERT: data copied into the escaped directory
+        p = ms.get_partition(db, "sites", list(ODD[1]))
+        p.parameters = {**(p.parameters or {}), "note": "altered"}
+        ms.alter_partition(db, "sites", p)                     # ALTER_PARTITION
+        p = ms.get_partition(db, "sites", list(ODD[2]))
+        p.values = ["100%", "new/york = ny"]
+        ms.forward("rename_partition", db, "sites", list(ODD[2]), p)  # ALTER_PARTITION with other values
+        ms.drop_partition(db, "sites", list(ODD[0]), True)    # DROP_PARTITION
+    cycle(src, tgt, db, tdb, root)  # incremental
+    names, values = _names_and_values(tgt.uri, tdb, "sites")
+    assert (names, values) == _names_and_values(src.uri, db, "sites")
+    assert ["100%", "new/york = ny"] in values and list(ODD[0]) not in values and list(ODD[3]) in values
+    assert "region=100%25/city=new%2Fyork %3D ny" in names, names
+    snap = assert_same(src, tgt, db, tdb)
+    assert "region=eu%2Fwest/city=a%3Db%2Fc/f3" in snap["files"]["sites"], snap["files"]
+
+    # a re-bootstrap reconciles a replica holding a partition the source dropped (found by its escaped name)
+    with MetastoreClient(src.uri) as ms:
+        ms.drop_partition(db, "sites", list(ODD[1]), True)
+    assert "removed" in repl("reset", db, "--bootstrap", *with_root).stdout
+    cycle(src, tgt, db, tdb, root)
+    assert _names_and_values(tgt.uri, tdb, "sites") == _names_and_values(src.uri, db, "sites")
+    assert list(ODD[1]) not in _names_and_values(tgt.uri, tdb, "sites")[1]
+    assert_same(src, tgt, db, tdb)
+
+
+def _many_changes(ms: MetastoreClient, db: str, n: int, tag: str) -> None:
     for i in range(n):
         name = f"{tag}{i}"
-        ms.call("create_table", table(db, name, ("p",)))
+        ms.create_table(table(db, name, ("p",)))
         add_parts(ms, db, name, "1", "2")
         write_file(ms, db, name, ["1"], "f", f"{name}\n")
         insert_event(ms, db, name, ["1"], ["f"])
-        ms.call("drop_partition", db, name, ["2"], True)
+        ms.drop_partition(db, name, ["2"], True)
 
 
 def _no_duplicates(tgt: Server, tdb: str) -> None:
@@ -298,13 +373,12 @@ def test_kill_9_during_load_then_rerun_converges(pair: tuple[Server, Server], tm
     src, tgt = pair
     db, tdb, root = unique("k"), unique("kr"), tmp_path / "staging"
     with_root = ["--with", f"hive.repl.rootdir={root}"]
-    with Metastore(src.uri) as ms:
-        ms.call("create_database", hms.Database(name=db, parameters={}))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, parameters={}))
         _many_changes(ms, db, 6, "boot")
     repl("dump", db, *with_root, "--metastore", src.uri)
-    # the bootstrap load dies after 3 of its 6 tables
-    p = repl("load", db, "--into", tdb, *with_root, *LOCAL, "--metastore", tgt.uri,
-             env={"METASTORE_REPL_TEST_KILL_AFTER": "3"}, check=False)
+    # the bootstrap load dies half-way through its 6 tables
+    p = killed_load(8, "load", db, "--into", tdb, *with_root, *LOCAL, "--metastore", tgt.uri)
     assert p.returncode == -9, p.stderr
     assert "loading dump" in repl("status", tdb, "--metastore", tgt.uri).stdout
     dump_dir = Staging(str(root), db).dumps()[-1]
@@ -312,14 +386,13 @@ def test_kill_9_during_load_then_rerun_converges(pair: tuple[Server, Server], tm
     repl("load", db, "--into", tdb, *with_root, *LOCAL, "--metastore", tgt.uri)
     assert_same(src, tgt, db, tdb)
 
-    with Metastore(src.uri) as ms:
+    with MetastoreClient(src.uri) as ms:
         _many_changes(ms, db, 12, "inc")
         for i in range(3):
-            ms.call("drop_table", db, f"boot{i}", True)
+            ms.drop_table(db, f"boot{i}", True)
     repl("dump", db, *with_root, "--metastore", src.uri)
-    for kill_after in ("7", "23"):  # twice: the second run resumes a resumed load
-        p = repl("load", db, "--into", tdb, *with_root, *LOCAL, "--metastore", tgt.uri,
-                 env={"METASTORE_REPL_TEST_KILL_AFTER": kill_after}, check=False)
+    for kill_after in (10, 20):  # twice: the second run resumes a resumed load
+        p = killed_load(kill_after, "load", db, "--into", tdb, *with_root, *LOCAL, "--metastore", tgt.uri)
         assert p.returncode == -9, p.stderr
     with pytest.raises(AssertionError):
         assert_same(src, tgt, db, tdb)  # really half-way
@@ -351,28 +424,28 @@ def test_bad_input_clear_errors_and_nothing_applied(pair: tuple[Server, Server],
     _fails(repl("dump", db, "--with", "novalue", "--metastore", src.uri, check=False), "KEY=VALUE", code=2)
     _fails(repl("dump", db, *with_root, "--metastore", "http://x", check=False), "thrift://")
 
-    with Metastore(src.uri) as ms:
-        ms.call("create_database", hms.Database(name=db, parameters={}))
-        ms.call("create_table", table(db, "t1", ("p",)))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, parameters={}))
+        ms.create_table(table(db, "t1", ("p",)))
         add_parts(ms, db, "t1", "1")
-        ms.call("create_function", function(db, "f1"))
+        ms.create_function(function(db, "f1"))
     # a bootstrap into a database that exists, is not empty and is no replica
-    with Metastore(tgt.uri) as ms:
-        ms.call("create_database", hms.Database(name=tdb, parameters={}))
-        ms.call("create_table", table(tdb, "mine"))
+    with MetastoreClient(tgt.uri) as ms:
+        ms.create_database(hms.Database(name=tdb, parameters={}))
+        ms.create_table(table(tdb, "mine"))
     repl("dump", db, *with_root, "--metastore", src.uri)
     before = current_id(tgt)
     _fails(repl(*load, check=False), "is not empty and is not a replica")
     assert current_id(tgt) == before
-    with Metastore(tgt.uri) as ms:
-        ms.call("drop_table", tdb, "mine", True)
+    with MetastoreClient(tgt.uri) as ms:
+        ms.drop_table(tdb, "mine", True)
     repl(*load)
     assert_same(src, tgt, db, tdb)
 
     # an unreadable staging directory, a malformed dump metadata file: nothing applied
     staging = Staging(str(root), db)
-    with Metastore(src.uri) as ms:
-        ms.call("create_table", table(db, "t2"))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_table(table(db, "t2"))
     repl("dump", db, *with_root, "--metastore", src.uri)
     newest = staging.dumps()[-1]
     meta = Path(newest.file("_dumpmetadata"))
@@ -392,16 +465,16 @@ def test_bad_input_clear_errors_and_nothing_applied(pair: tuple[Server, Server],
     other = unique("never")
     _fails(repl("load", db, "--into", other, *with_root, *LOCAL, "--metastore", tgt.uri, check=False),
            f"{other}", "has no repl.last.id")
-    with Metastore(tgt.uri) as ms:
-        assert ms.maybe("get_database", other) is None
+    with MetastoreClient(tgt.uri) as ms:
+        assert ms.find_database(other) is None
     repl(*load)
     assert_same(src, tgt, db, tdb)
 
     # a target changed outside replication: refused before any write, then repaired by a new bootstrap
-    with Metastore(tgt.uri) as ms:
-        ms.call("create_table", table(tdb, "rogue"))
-    with Metastore(src.uri) as ms:
-        ms.call("create_table", table(db, "t3"))
+    with MetastoreClient(tgt.uri) as ms:
+        ms.create_table(table(tdb, "rogue"))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_table(table(db, "t3"))
     repl("dump", db, *with_root, "--metastore", src.uri)
     before, snap = current_id(tgt), snapshot(tgt.uri, tdb)
     _fails(repl(*load, check=False), "diverged", "CREATE_TABLE rogue", "reset")
@@ -413,9 +486,9 @@ def test_bad_input_clear_errors_and_nothing_applied(pair: tuple[Server, Server],
     assert_same(src, tgt, db, tdb)
 
     # a failure half-way that a retry cannot fix: a marker, refused until `repl reset`
-    with Metastore(src.uri) as ms:
-        ms.call("create_table", table(db, "t4"))
-        ms.call("create_table", table(db, "t5"))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_table(table(db, "t4"))
+        ms.create_table(table(db, "t5"))
     repl("dump", db, *with_root, "--metastore", src.uri)
     newest = staging.dumps()[-1]
     first, second = [p for _, p in newest.event_dirs()]
@@ -435,12 +508,12 @@ def test_bad_input_clear_errors_and_nothing_applied(pair: tuple[Server, Server],
 def test_purged_events_fail_the_dump_clearly(pair: tuple[Server, Server], tmp_path: Path) -> None:
     src, tgt = pair
     db, tdb, root = unique("p"), unique("pr"), tmp_path / "staging"
-    with Metastore(src.uri) as ms:
-        ms.call("create_database", hms.Database(name=db, parameters={}))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, parameters={}))
     cycle(src, tgt, db, tdb, root)
-    with Metastore(src.uri) as ms:
-        ms.call("create_table", table(db, "t1"))
-        ms.call("create_table", table(db, "t2"))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_table(table(db, "t1"))
+        ms.create_table(table(db, "t2"))
     time.sleep(1.1)
     p = subprocess.run([sys.executable, "-m", "metastore.cli", "events", "clean", "--db", src.db.url, "--ttl", "0",
                         "--max-ttl", "0"], capture_output=True, text=True, cwd=ROOT, timeout=60)
@@ -521,9 +594,9 @@ def test_scheduled_policies_every_5_seconds(pair: tuple[Server, Server], tmp_pat
     src, tgt = pair
     db, tdb, root = unique("sch"), unique("schr"), tmp_path / "staging"
     pd, pl = unique("dump_p"), unique("load_p")
-    with Metastore(src.uri) as ms:
-        ms.call("create_database", hms.Database(name=db, parameters={}))
-        ms.call("create_table", table(db, "t1", ("p",)))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, parameters={}))
+        ms.create_table(table(db, "t1", ("p",)))
         add_parts(ms, db, "t1", "1", "2")
 
     # malformed statements: a clear error, nothing created
@@ -545,9 +618,9 @@ def test_scheduled_policies_every_5_seconds(pair: tuple[Server, Server], tmp_pat
     assert q["query"] == f"REPL DUMP {db} WITH ('hive.repl.rootdir'='{root}')"
 
     wait_for("the bootstrap through the policies", lambda: _same_now(src, tgt, db, tdb), 60)
-    with Metastore(src.uri) as ms:
+    with MetastoreClient(src.uri) as ms:
         add_parts(ms, db, "t1", "3")
-        ms.call("create_table", table(db, "t2"))
+        ms.create_table(table(db, "t2"))
     wait_for("the incremental through the policies", lambda: _same_now(src, tgt, db, tdb), 60)
 
     dumps = Staging(str(root), db).dumps()
@@ -581,8 +654,8 @@ def test_scheduled_policies_every_5_seconds(pair: tuple[Server, Server], tmp_pat
     sql(src, f"ALTER SCHEDULED QUERY {pd} DISABLED")
     time.sleep(1.5)  # an execution already started ends
     n = len(rows(src, f"SELECT * FROM information_schema.scheduled_executions WHERE schedule_name='{pd}'"))
-    with Metastore(src.uri) as ms:
-        ms.call("create_table", table(db, "t3"))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_table(table(db, "t3"))
     time.sleep(11)
     assert len(rows(src, f"SELECT * FROM information_schema.scheduled_executions WHERE schedule_name='{pd}'")) == n
     assert not _same_now(src, tgt, db, tdb)
@@ -607,20 +680,20 @@ def test_replicate_api_one_call_per_cycle(pair: tuple[Server, Server], tmp_path:
     src, tgt = pair
     db, tdb = unique("api"), unique("apir")
     opts = {"hive.repl.rootdir": str(tmp_path / "staging"), "metastore.repl.copy.engine": "local"}
-    with Metastore(src.uri) as ms:
-        ms.call("create_database", hms.Database(name=db, parameters={}))
-        ms.call("create_table", table(db, "t1", ("p",)))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, parameters={}))
+        ms.create_table(table(db, "t1", ("p",)))
         add_parts(ms, db, "t1", "a")
         write_file(ms, db, "t1", ["a"], "f", "x\n")
     d, loaded = replicate(src.uri, tgt.uri, db, tdb, opts)
     assert d is not None and d.dump_type == "BOOTSTRAP" and [r.dump_type for r in loaded] == ["BOOTSTRAP"]
     assert loaded[0].files_copied == 1
     assert_same(src, tgt, db, tdb)
-    with Metastore(src.uri) as ms:
+    with MetastoreClient(src.uri) as ms:
         add_parts(ms, db, "t1", "b")
     repl("dump", db, "--with", f"hive.repl.rootdir={opts['hive.repl.rootdir']}", "--metastore", src.uri)
-    with Metastore(src.uri) as ms:
-        ms.call("drop_table", db, "t1", True)
+    with MetastoreClient(src.uri) as ms:
+        ms.drop_table(db, "t1", True)
     d, loaded = replicate(src.uri, tgt.uri, db, tdb, opts)  # the dump left unloaded first, then a new one
     assert [r.dump_type for r in loaded] == ["INCREMENTAL", "INCREMENTAL"]
     assert_same(src, tgt, db, tdb)

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_repl import LOCAL, add_parts, repl, table, write_file
 
-from conftest import Server, make_database, unique
-from metastore.repl.client import Metastore
 from metastore.repl.staging import Staging, read_json, write_json
 from metastore.thrift import hms, tjson
-from test_repl import LOCAL, add_parts, repl, table, write_file
+from metastore.thrift.client import MetastoreClient
+
+from conftest import Server, make_database, unique
 
 pytestmark = pytest.mark.slow  # two servers and `metastore repl` processes: 4 to 9 s a test
 
@@ -48,9 +49,9 @@ def files(d: Path) -> dict[str, str]:
 
 
 def state(s: Server) -> tuple[int, dict[str, list[str]]]:
-    with Metastore(s.uri) as ms:
-        return (int(ms.call("get_current_notificationEventId").eventId),
-                {d: sorted(ms.call("get_all_tables", d)) for d in sorted(ms.call("get_all_databases"))})
+    with MetastoreClient(s.uri) as ms:
+        return (ms.current_event_id(),
+                {d: sorted(ms.get_all_tables(d)) for d in sorted(ms.get_all_databases())})
 
 
 def victims(src: Server, tgt: Server) -> tuple[Path, Path]:
@@ -69,12 +70,12 @@ def victims(src: Server, tgt: Server) -> tuple[Path, Path]:
 
 
 def source_db(src: Server, db: str) -> None:
-    with Metastore(src.uri) as ms:
-        ms.call("create_database", hms.Database(name=db, description="x"))
-        ms.call("create_table", table(db, "t", ("day",)))
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, description="x"))
+        ms.create_table(table(db, "t", ("day",)))
         add_parts(ms, db, "t", "1", "2")
         write_file(ms, db, "t", ["1"], "part-0", "1,a\n")
-        ms.call("create_table", table(db, "flat"))
+        ms.create_table(table(db, "flat"))
         write_file(ms, db, "flat", None, "part-0", "2,b\n")
 
 
@@ -138,7 +139,7 @@ def test_incremental_with_a_climbing_partition_is_refused(pair, tmp_path):
     dump(src, db, root)
     assert load(tgt, db, tdb, root).returncode == 0
     _, precious = victims(src, tgt)
-    with Metastore(src.uri) as ms:
+    with MetastoreClient(src.uri) as ms:
         add_parts(ms, db, "t", "3")
     d = dump(src, db, root)
     forged = 0
@@ -154,14 +155,14 @@ def test_incremental_with_a_climbing_partition_is_refused(pair, tmp_path):
             forged += 1
     assert forged == 1
     before, want = state(tgt), files(precious)
-    with Metastore(tgt.uri) as ms:
-        params = dict(ms.call("get_database", tdb).parameters)
+    with MetastoreClient(tgt.uri) as ms:
+        params = dict(ms.get_database(tdb).parameters)
     p = load(tgt, db, tdb, root)
     assert p.returncode != 0 and "climbs with '..'" in p.stderr + p.stdout, p.stderr + p.stdout
     assert state(tgt) == before
-    with Metastore(tgt.uri) as ms:
-        assert dict(ms.call("get_database", tdb).parameters) == params  # not even the load's own marker
-        assert sorted(ms.call("get_partition_names", tdb, "t", -1)) == ["day=1", "day=2"]
+    with MetastoreClient(tgt.uri) as ms:
+        assert dict(ms.get_database(tdb).parameters) == params  # not even the load's own marker
+        assert sorted(ms.get_partition_names(tdb, "t", -1)) == ["day=1", "day=2"]
     assert files(precious) == want
     assert tgt.alive()
 
@@ -176,8 +177,8 @@ def test_symbolic_links_in_either_warehouse_lead_nowhere(pair, tmp_path):
     _, precious = victims(src, tgt)
     secret = src.workdir / f"secret-{unique('s')}.txt"
     secret.write_text("the source host's secret")
-    with Metastore(src.uri) as ms:
-        flat = Path(ms.call("get_table", db, "flat").sd.location.removeprefix("file:"))
+    with MetastoreClient(src.uri) as ms:
+        flat = Path(ms.get_table(db, "flat").sd.location.removeprefix("file:"))
         (flat / "sub").mkdir()
         (flat / "sub" / "part-1").write_text("3,c\n")
     (flat / "leak").symlink_to(secret)

@@ -16,12 +16,24 @@ import shutil
 import time
 import uuid
 
+from ..core.errors import EventsMissing
+from ..core.messages import AlterTable, MessageError, decode
 from ..thrift import hms, tjson
-from .client import EventsGone, Metastore, hive_message
+from ..thrift.client import MetastoreClient, hive_message
+from .client import connect
 from .errors import NeedsReset, NothingToDo, ReplError
 from .result import ReplResult
-from .staging import (BOOTSTRAP, DUMP_EXECUTION, FINISHED_DUMP, INCREMENTAL, Dump, DumpMeta, Staging,
-                      write_atomic, write_json)
+from .staging import (
+    BOOTSTRAP,
+    DUMP_EXECUTION,
+    FINISHED_DUMP,
+    INCREMENTAL,
+    Dump,
+    DumpMeta,
+    Staging,
+    write_atomic,
+    write_json,
+)
 
 log = logging.getLogger(__name__)
 BATCH = 1000
@@ -57,12 +69,11 @@ def dump(source_uri: str, db: str, root: str, execution_id: int | None = None) -
         raise NothingToDo(f"skipped: the previous dump {prev.path} (events up to {prev.meta.to_id}) is not "
                           "loaded yet")
     started = time.monotonic()
-    with Metastore(source_uri) as src:
-        try:
-            db_obj = src.call("get_database", db)
-        except hms.NoSuchObjectException:
-            raise ReplError(f"database {db} does not exist on the source {source_uri}") from None
-        current = int(src.call("get_current_notificationEventId").eventId)
+    with connect(source_uri) as src:
+        db_obj = src.find_database(db)
+        if db_obj is None:
+            raise ReplError(f"database {db} does not exist on the source {source_uri}")
+        current = src.current_event_id()
         if prev is None:
             result = _bootstrap(src, staging, db, db_obj, current, execution_id)
         else:
@@ -76,25 +87,28 @@ def _new(staging: Staging, kind: str, from_id: int, to_id: int) -> Dump:
                                      uuid.uuid4().hex))
 
 
-def _bootstrap(src: Metastore, staging: Staging, db: str, db_obj: object, current: int,
+def _bootstrap(src: MetastoreClient, staging: Staging, db: str, db_obj: object, current: int,
                execution_id: int | None) -> DumpResult:
     # Events from `current` on are in the next incremental dump; objects changed while this dump reads
     # them are replayed from there (every load step sets an object to its state, so replays are harmless).
     d = _new(staging, BOOTSTRAP, current, current)
     r = DumpResult(BOOTSTRAP, d.path, current, current)
     write_json(d.file("_db"), json.loads(tjson.dumps(db_obj)))
-    for name in sorted(src.call("get_all_tables", db)):
-        t = src.maybe("get_table", db, name)
+    for name in sorted(src.get_all_tables(db)):
+        t = src.find_table(db, name)
         if t is None:
             continue  # dropped while dumping; its DROP_TABLE event is in the next dump
-        parts = src.maybe("get_partitions", db, name, -1) or [] if t.partitionKeys else []
+        try:
+            parts = src.get_partitions(db, name) if t.partitionKeys else []
+        except hms.NoSuchObjectException:
+            parts = []  # dropped while dumping, as above
         write_json(d.file(db, name, "_metadata"), {"table": json.loads(tjson.dumps(t)),
                                                    "partitions": [json.loads(tjson.dumps(p)) for p in parts]},
                    sync=False)
         r.tables += 1
         r.partitions += len(parts)
-    for name in sorted(src.call("get_functions", db, "*")):
-        fn = src.maybe("get_function", db, name)
+    for name in sorted(src.get_functions(db)):
+        fn = src.find_function(db, name)
         if fn is not None:
             write_json(d.file(db, "_functions", name, "_metadata"), json.loads(tjson.dumps(fn)), sync=False)
             r.functions += 1
@@ -105,15 +119,15 @@ def _bootstrap(src: Metastore, staging: Staging, db: str, db_obj: object, curren
 def _concerns(e: object, db: str) -> bool:
     if (getattr(e, "dbName", None) or "").lower() == db:
         return True
-    if getattr(e, "eventType", None) == "ALTER_TABLE":  # a rename out of the database names the new one
-        try:
-            return str(json.loads(e.message or "{}").get("db", "")).lower() == db  # type: ignore[attr-defined]
-        except ValueError:
-            return False
-    return False
+    try:
+        m = decode(e)
+        # a rename out of the database is logged under the new one: its table before is in this one
+        return isinstance(m, AlterTable) and m.before is not None and (m.before.dbName or "").lower() == db
+    except (MessageError, ValueError, KeyError, TypeError, AttributeError):
+        return False  # malformed: not this database's
 
 
-def _incremental(src: Metastore, staging: Staging, db: str, db_obj: object, last: int, current: int,
+def _incremental(src: MetastoreClient, staging: Staging, db: str, db_obj: object, last: int, current: int,
                  source_uri: str, execution_id: int | None) -> DumpResult:
     d = _new(staging, INCREMENTAL, last, current)
     r = DumpResult(INCREMENTAL, d.path, last, current)
@@ -122,13 +136,12 @@ def _incremental(src: Metastore, staging: Staging, db: str, db_obj: object, last
     try:
         while after < current:
             try:
-                events = src.call("get_next_notification", hms.NotificationEventRequest(lastEvent=after,
-                                                                                       maxEvents=BATCH)).events
-            except EventsGone as e:
-                raise _purged(source_uri, last, str(e)) from None
-            except hms.MetaException as e:
-                raise ReplError(f"reading the source's events after {after}: {hive_message(e)}") from None
-            events = [e for e in (events or []) if e.eventId <= current]
+                events = src.next_notification(after, BATCH)
+            except EventsMissing as gone:
+                raise _purged(source_uri, last, str(gone)) from None
+            except hms.MetaException as err:
+                raise ReplError(f"reading the source's events after {after}: {hive_message(err)}") from None
+            events = [e for e in events if e.eventId <= current]
             if not events:
                 break
             if after == last and events[0].eventId > last + 1:

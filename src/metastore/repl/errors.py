@@ -13,3 +13,7 @@ class NothingToDo(ReplError):
 
 class NeedsReset(ReplError):
     """A previous load failed in a way a retry cannot fix; `metastore repl reset` clears it."""
+
+
+class Unreachable(ReplError):
+    """A metastore did not answer: a retry may succeed, so a load writes no failure marker."""

@@ -20,21 +20,50 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import logging
 import os
-import signal
 import time
-from collections.abc import Callable
 from typing import Any
 
+from ..core.errors import EventsMissing
+from ..core.messages import (
+    AddPartition,
+    AlterDatabase,
+    AlterPartition,
+    AlterTable,
+    CreateFunction,
+    CreateTable,
+    DropFunction,
+    DropPartition,
+    DropTable,
+    Insert,
+    Message,
+    TableMessage,
+    decode,
+)
+from ..core.model import NotificationEvent
+from ..core.names import make_part_name, part_vals_from_name
 from ..thrift import hms, tjson
+from ..thrift.client import (
+    HIVE_ERRORS,
+    MetastoreClient,
+    MetastoreUnavailable,
+    hive_message,
+)
 from . import copy as datacopy
-from .client import HIVE_ERRORS, EventsGone, Metastore, TargetUnreachable, hive_message
+from .client import connect
 from .errors import NeedsReset, NothingToDo, ReplError
 from .locations import LocationMap, LocationRefused, check_dumped
 from .result import ReplResult
-from .staging import BOOTSTRAP, FINISHED_LOAD, NON_RECOVERABLE, Dump, Staging, read_json, write_json
+from .staging import (
+    BOOTSTRAP,
+    FINISHED_LOAD,
+    NON_RECOVERABLE,
+    Dump,
+    Staging,
+    read_json,
+    write_json,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +75,6 @@ OWN_KEYS = (LAST_ID, SOURCE, LOADING, TARGET_EVENT)
 CHECKPOINT = 200
 NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
 PROGRESS = "_load_progress"  # in the dump: the last event applied by an unfinished load
-KILL_AFTER_ENV = "METASTORE_REPL_TEST_KILL_AFTER"  # tests: SIGKILL this process after N applied steps
 _MALFORMED = (ValueError, KeyError, TypeError, AttributeError, ReplError)
 
 
@@ -80,7 +108,7 @@ def load(target_uri: str, src_db: str, tgt_db: str, root: str, copy_options: dic
             raise NothingToDo(f"nothing to load: no dumps of {src_db.lower()} under {root}")
         raise NothingToDo(f"nothing to load: every dump of {src_db.lower()} under {root} is loaded")
     out = []
-    with Metastore(target_uri) as tgt:
+    with connect(target_uri) as tgt:
         for d in pending:
             out.append(Loader(tgt, d, src_db.lower(), tgt_db.lower(), copy_options or {}).run())
     return out
@@ -102,23 +130,52 @@ def _comparable(obj: Any) -> Any:
 
 
 def _values(t: Any, spec: dict[str, str]) -> list[str]:
+    """A partition's values in the table's key order, from a message's spec (values by key name)."""
     return [spec[k.name] for k in t.partitionKeys]
 
 
-def _runs(events: list[tuple[int, str, dict[str, Any], dict[str, Any]]],
-          limit: int = 1000) -> list[list[tuple[int, str, dict[str, Any], dict[str, Any]]]]:
+def _need(obj: Any, what: str) -> Any:
+    """An object the message must hold: a message without it is malformed (KeyError, reported with the event)."""
+    if obj is None:
+        raise KeyError(what)
+    return obj
+
+
+def _part_name(t: Any, values: list[str]) -> str:
+    return make_part_name([k.name for k in t.partitionKeys], list(values))
+
+
+# what a malformed dump file or message raises while it is read (tjson, json, a missing field)
+_BAD = (ValueError, KeyError, TypeError, AttributeError)
+_Event = tuple[int, str, Message]  # (event id, its directory in the dump, its message)
+
+
+def _read_event(path: str) -> Message:
+    """The typed message of a dumped event (`path`: its directory in the dump)."""
+    ev = read_json(os.path.join(path, "_metadata"))
+    return decode(NotificationEvent(int(ev["eventId"]), int(ev.get("eventTime") or 0), str(ev["eventType"]),
+                                    ev.get("dbName"), ev.get("tableName"), ev.get("message") or "",
+                                    ev.get("messageFormat") or ""))
+
+
+def _run_key(m: Message) -> tuple[str, str] | None:
+    """What an event is batched by: ADD_PARTITION, or ALTER_PARTITION without a rename, of one table."""
+    if not isinstance(m, (AddPartition, AlterPartition)) or m.table_obj is None:
+        return None
+    if isinstance(m, AlterPartition) and m.key_values and \
+            list(m.key_values.values()) != _need(m.after, "partitionObjAfterJson").values:
+        return None
+    return (m.event_type, (m.table or "").lower())
+
+
+def _runs(events: list[_Event], limit: int = 1000) -> list[list[_Event]]:
     """Events in runs: consecutive ADD_PARTITION, or ALTER_PARTITION without a rename, of one table (up to
     `limit` events) go together; every other event alone. Applying a run sets each partition to its last
     state in the run, as applying its events one by one would."""
-    out: list[list[tuple[int, str, dict[str, Any], dict[str, Any]]]] = []
+    out: list[list[_Event]] = []
     key: tuple[str, str] | None = None
     for e in events:
-        ev, msg = e[2], e[3]
-        k = None
-        if ev["eventType"] in ("ADD_PARTITION", "ALTER_PARTITION") and "tableObjJson" in msg:
-            if ev["eventType"] == "ADD_PARTITION" or not msg.get("keyValues") or \
-                    list(msg["keyValues"].values()) == tjson.loads(msg["partitionObjAfterJson"], hms.Partition).values:
-                k = (ev["eventType"], (ev.get("tableName") or "").lower())
+        k = _run_key(e[2])
         if k is not None and k == key and len(out[-1]) < limit:
             out[-1].append(e)
         else:
@@ -127,13 +184,8 @@ def _runs(events: list[tuple[int, str, dict[str, Any], dict[str, Any]]],
     return out
 
 
-def _part_name(t: Any, values: list[str]) -> str:
-    from ..core.names import make_part_name
-    return make_part_name([k.name for k in t.partitionKeys], list(values))
-
-
 class Loader:
-    def __init__(self, tgt: Metastore, dump: Dump, src_db: str, tgt_db: str, copy_options: dict[str, str]) -> None:
+    def __init__(self, tgt: MetastoreClient, dump: Dump, src_db: str, tgt_db: str, copy_options: dict[str, str]) -> None:
         self.tgt = tgt
         self.dump = dump
         self.src_db = src_db
@@ -144,8 +196,6 @@ class Loader:
         self.source_db = tjson.from_doc(read_json(dump.file("_db")), hms.Database)
         self.map: LocationMap | None = None
         self.touched: dict[str, set[tuple[str, ...]] | None] = {}  # table -> partitions (None: all of it)
-        self.steps = 0
-        self.kill_after = int(os.environ.get(KILL_AFTER_ENV, "0") or 0)
         self.resuming = False
         self.tables: set[str] = set()  # target tables known to exist (fewer lookups per event)
 
@@ -154,7 +204,7 @@ class Loader:
     def run(self) -> LoadResult:
         started = time.monotonic()
         self._check_locations()  # before anything is written on the target
-        db = self.tgt.maybe("get_database", self.db)
+        db = self.tgt.find_database(self.db)
         params = dict(db.parameters or {}) if db else {}
         if self.dump.meta.dump_type == BOOTSTRAP:
             db = self._check_bootstrap(db, params)
@@ -175,11 +225,11 @@ class Loader:
             else:
                 self._incremental(int(params[LAST_ID]))
             self._copy_data()
-            db = self.tgt.call("get_database", self.db)
-            here = int(self.tgt.call("get_current_notificationEventId").eventId)
+            db = self.tgt.get_database(self.db)
+            here = self.tgt.current_event_id()
             params = {LAST_ID: str(self.dump.meta.to_id), TARGET_EVENT: str(here), LOADING: None}
             self._set_params(db, params)
-        except (TargetUnreachable, datacopy.CopyFailed):
+        except (MetastoreUnavailable, datacopy.CopyFailed):
             raise  # a retry resumes from the checkpoint
         except HIVE_ERRORS as e:
             self._fail(hive_message(e))
@@ -195,11 +245,6 @@ class Loader:
         raise NeedsReset(f"the load failed and needs `metastore repl reset {self.src_db}` after the cause is "
                          f"fixed: {text}")
 
-    def _step(self) -> None:
-        self.steps += 1
-        if self.kill_after and self.steps >= self.kill_after:
-            os.kill(os.getpid(), signal.SIGKILL)
-
     def _set_params(self, db: Any, changes: dict[str, str | None]) -> None:
         db = copy.deepcopy(db)
         p = dict(db.parameters or {})
@@ -209,7 +254,7 @@ class Loader:
             else:
                 p[k] = v
         db.parameters = p
-        self.tgt.call("alter_database", self.db, db)
+        self.tgt.alter_database(self.db, db)
 
     # ---- checks before any write --------------------------------------------------------------------------
 
@@ -219,11 +264,11 @@ class Loader:
             new = hms.Database(name=self.db, description=src.description,
                                parameters={k: v for k, v in (src.parameters or {}).items() if k not in OWN_KEYS},
                                ownerName=src.ownerName, ownerType=src.ownerType)
-            self.tgt.call("create_database", new)
-            return self.tgt.call("get_database", self.db)
+            self.tgt.create_database(new)
+            return self.tgt.get_database(self.db)
         source = params.get(SOURCE)
         if source is None:
-            if self.tgt.call("get_all_tables", self.db) or self.tgt.call("get_functions", self.db, "*"):
+            if self.tgt.get_all_tables(self.db) or self.tgt.get_functions(self.db):
                 raise ReplError(f"the target database {self.db} on {self.tgt.uri} exists, is not empty and is "
                                 f"not a replica of {self.src_db}: a bootstrap would overwrite it. Drop it or load "
                                 "into another database")
@@ -261,15 +306,14 @@ class Loader:
         after = int(mark)
         while True:
             try:
-                events = self.tgt.call("get_next_notification",
-                                       hms.NotificationEventRequest(lastEvent=after, maxEvents=1000)).events or []
-            except (hms.MetaException, EventsGone) as e:
-                log.warning("cannot check the target for changes since event %s: %s", mark, e)
+                events = self.tgt.next_notification(after, 1000)
+            except (hms.MetaException, EventsMissing) as err:
+                log.warning("cannot check the target for changes since event %s: %s", mark, err)
                 return
             for e in events:
                 if (e.dbName or "").lower() != self.db:
                     continue
-                if e.eventType == "ALTER_DATABASE" and self._own_marker(e, mark):
+                if self._own_marker(e, mark):
                     continue
                 raise ReplError(
                     f"the target database {self.db} on {self.tgt.uri} diverged from {self.src_db}: it was changed "
@@ -282,11 +326,13 @@ class Loader:
 
     @staticmethod
     def _own_marker(e: Any, mark: str) -> bool:
+        """The event is a load's own ALTER_DATABASE that set TARGET_EVENT to `mark`."""
         try:
-            after = tjson.loads(json.loads(e.message)["dbObjAfterJson"], hms.Database)
-        except (ValueError, KeyError, TypeError):
+            m = decode(e)
+            after = m.after if isinstance(m, AlterDatabase) else None
+        except _BAD:
             return False
-        return (after.parameters or {}).get(TARGET_EVENT) == mark
+        return after is not None and (after.parameters or {}).get(TARGET_EVENT) == mark
 
     def _check_locations(self) -> None:
         """Every location the dump holds, checked before the first write (check_dumped): a dump that would plant,
@@ -329,16 +375,19 @@ class Loader:
             return
         for event_id, path in self.dump.event_dirs():
             try:
-                msg = json.loads(read_json(os.path.join(path, "_metadata"))["message"] or "{}")
+                m = _read_event(path)
                 managed = False
-                for key in ("tableObjBeforeJson", "tableObjAfterJson", "tableObjJson"):
-                    if key in msg:
-                        managed = table(tjson.loads(msg[key], hms.Table), f"event {event_id}",
-                                        key != "tableObjBeforeJson")
-                parts = list(msg.get("partitionListJson", []))
-                parts += [msg[k] for k in ("partitionObjBeforeJson", "partitionObjAfterJson") if k in msg]
-                for text in parts:
-                    part = tjson.loads(text, hms.Partition)
+                if isinstance(m, AlterTable):  # the table before is not written: only `..` is refused in it
+                    tables = [(m.before, False), (m.after, True)]
+                else:
+                    tables = [(m.table_obj, True)] if isinstance(m, TableMessage) else []
+                for t, written in tables:
+                    if t is not None:
+                        managed = table(t, f"event {event_id}", written)
+                parts = list(m.partitions) if isinstance(m, AddPartition) else []
+                if isinstance(m, AlterPartition):
+                    parts += [p for p in (m.before, m.after) if p is not None]
+                for part in parts:
                     sd(part.sd, managed, f"partition {part.values} (event {event_id})")
             except LocationRefused:
                 raise
@@ -350,15 +399,15 @@ class Loader:
     def _bootstrap(self) -> None:
         base = self.dump.file(self.src_db)
         names = sorted(n for n in (os.listdir(base) if os.path.isdir(base) else []) if n != "_functions")
-        for name in set(self.tgt.call("get_all_tables", self.db)) - set(names):
-            self.tgt.call("drop_table", self.db, name, True)  # a replica holds only what the source has
+        for name in set(self.tgt.get_all_tables(self.db)) - set(names):
+            self.tgt.drop_table(self.db, name, True)  # a replica holds only what the source has
         for name in names:
             path = os.path.join(base, name, "_metadata")
             doc = read_json(path)
             try:
                 t = tjson.from_doc(doc["table"], hms.Table)
                 parts = [tjson.from_doc(p, hms.Partition) for p in doc.get("partitions", [])]
-            except (ValueError, KeyError, TypeError, AttributeError) as e:
+            except _BAD as e:
                 raise ReplError(f"{path} is malformed: {type(e).__name__}: {e}") from None
             self._put_table(t)
             if t.partitionKeys:
@@ -366,11 +415,10 @@ class Loader:
             self.touched[t.tableName] = None
             self.result.tables += 1
             self.result.partitions += len(parts)
-            self._step()
         fdir = os.path.join(base, "_functions")
         fnames = sorted(os.listdir(fdir)) if os.path.isdir(fdir) else []
-        for name in set(self.tgt.call("get_functions", self.db, "*")) - set(fnames):
-            self.tgt.call("drop_function", self.db, name)
+        for name in set(self.tgt.get_functions(self.db)) - set(fnames):
+            self.tgt.drop_function(self.db, name)
         for name in fnames:
             self._put_function(tjson.from_doc(read_json(os.path.join(fdir, name, "_metadata")), hms.Function))
             self.result.functions += 1
@@ -381,105 +429,116 @@ class Loader:
         progress = self.dump.file(PROGRESS)
         if self.resuming and os.path.exists(progress):
             last = max(last, int(read_json(progress)["eventId"]))
-        todo: list[tuple[int, str, dict[str, Any], dict[str, Any]]] = []
+        todo: list[_Event] = []
         for event_id, path in self.dump.event_dirs():
-            ev = read_json(os.path.join(path, "_metadata"))
             try:
-                msg = json.loads(ev["message"] or "{}")
-                self._touch_only(ev, msg)
-            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                m = _read_event(path)
+                self._touch_only(m)
+            except _BAD as e:
                 raise ReplError(f"event {event_id} in {path} is malformed: {type(e).__name__}: {e}") from None
             if event_id <= last:
                 self.result.skipped_events += 1
             else:
-                todo.append((event_id, path, ev, msg))
+                todo.append((event_id, path, m))
         applied_since = 0
         try:
             runs = _runs(todo)
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
+        except _BAD as e:
             raise ReplError(f"an event in {self.dump.path} is malformed: {type(e).__name__}: {e}") from None
         for group in runs:
             event_id, path = group[-1][0], group[-1][1]
             try:
                 if len(group) == 1:
-                    self._apply(group[0][2], group[0][3])
+                    self._apply(group[0][2])
                 else:
-                    self._apply_run(group)
-            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                    self._apply_run([m for _, _, m in group])
+            except _BAD as e:
                 raise ReplError(f"event {event_id} in {path} is malformed: {type(e).__name__}: {e}") from None
             # the dump's own record of progress, after every event (or run of like events): a rerun replays
             # at most what a kill interrupted (the target's repl.last.id follows every CHECKPOINT events)
             write_json(progress, {"eventId": event_id, "dumpId": self.dump.meta.dump_id}, sync=False)
             self.result.events += len(group)
             applied_since += len(group)
-            for _ in group:
-                self._step()
             if applied_since >= CHECKPOINT:
-                self._set_params(self.tgt.call("get_database", self.db), {LAST_ID: str(event_id)})
+                self._set_params(self.tgt.get_database(self.db), {LAST_ID: str(event_id)})
                 applied_since = 0
 
-    def _apply_run(self, group: list[tuple[int, str, dict[str, Any], dict[str, Any]]]) -> None:
+    def _apply_run(self, group: list[Message]) -> None:
         """Consecutive ADD_PARTITION (or ALTER_PARTITION) events of one table: one call for all of them."""
-        kind = group[0][2]["eventType"]
-        t = tjson.loads(group[-1][3]["tableObjJson"], hms.Table)
+        t = _need(group[-1].table_obj, "tableObjJson")  # type: ignore[attr-defined]
         parts: dict[tuple[str, ...], Any] = {}
-        for _, _, _, msg in group:
-            if kind == "ADD_PARTITION":
-                for p in msg.get("partitionListJson", []):
-                    part = tjson.loads(p, hms.Partition)
+        for m in group:
+            if isinstance(m, AddPartition):
+                for part in m.partitions:
                     parts[tuple(part.values)] = part
-            else:
-                part = tjson.loads(msg["partitionObjAfterJson"], hms.Partition)
+            elif isinstance(m, AlterPartition):
+                part = _need(m.after, "partitionObjAfterJson")
                 parts[tuple(part.values)] = part
         if self._ensure_table(t):
-            self._put_partitions(t, list(parts.values()), likely_new=kind == "ADD_PARTITION")
+            self._put_partitions(t, list(parts.values()), likely_new=isinstance(group[0], AddPartition))
 
-    def _touch_only(self, ev: dict[str, Any], msg: dict[str, Any]) -> None:
+    def _touch_only(self, m: Message) -> None:
         """Data to copy follows from every event of the dump, applied now or before a crash."""
-        kind = ev["eventType"]
-        table = (ev.get("tableName") or msg.get("table") or "").lower()
-        if kind in ("CREATE_TABLE", "ALTER_TABLE"):
-            if kind == "ALTER_TABLE":
-                before = tjson.loads(msg["tableObjBeforeJson"], hms.Table)
-                after = tjson.loads(msg["tableObjAfterJson"], hms.Table)
-                old, new = before.tableName.lower(), after.tableName.lower()
-                if old != new or (after.dbName or "").lower() != self.src_db:
-                    self.touched.pop(old, None)
-                if (after.dbName or "").lower() == self.src_db:
-                    self.touched[new] = None
-                return
+        table = (m.table or "").lower()
+        if isinstance(m, AlterTable):
+            before, after = _need(m.before, "tableObjBeforeJson"), _need(m.after, "tableObjAfterJson")
+            old, new = before.tableName.lower(), after.tableName.lower()
+            if old != new or (after.dbName or "").lower() != self.src_db:
+                self.touched.pop(old, None)
+            if (after.dbName or "").lower() == self.src_db:
+                self.touched[new] = None
+        elif isinstance(m, CreateTable):
             self.touched[table] = None
-        elif kind in ("ADD_PARTITION", "ALTER_PARTITION", "INSERT"):
+        elif isinstance(m, (AddPartition, AlterPartition, Insert)):
             cur = self.touched.setdefault(table, set())
             if cur is None:
                 return
-            t = tjson.loads(msg["tableObjJson"], hms.Table)
-            if kind == "ADD_PARTITION":
-                for spec in msg.get("partitions", []):
+            t = _need(m.table_obj, "tableObjJson")
+            if isinstance(m, AddPartition):
+                for spec in m.specs:
                     cur.add(tuple(_values(t, spec)))
-            elif kind == "ALTER_PARTITION":
-                cur.add(tuple(tjson.loads(msg["partitionObjAfterJson"], hms.Partition).values))
-            elif msg.get("partKeyVals"):
-                cur.add(tuple(_values(t, msg["partKeyVals"])))
+            elif isinstance(m, AlterPartition):
+                cur.add(tuple(_need(m.after, "partitionObjAfterJson").values))
+            elif m.part_key_vals:
+                cur.add(tuple(_values(t, m.part_key_vals)))
             else:
                 self.touched[table] = None
-        elif kind == "DROP_TABLE":
+        elif isinstance(m, DropTable):
             self.touched.pop(table, None)
 
-    def _apply(self, ev: dict[str, Any], msg: dict[str, Any]) -> None:
-        kind = ev["eventType"]
-        handler: Callable[[dict[str, Any]], None] | None = getattr(self, "_on_" + kind.lower(), None)
-        if handler is None:
-            log.info("event %s of type %s: nothing to replicate", ev["eventId"], kind)
-            return
-        handler(msg)
+    def _apply(self, m: Message) -> None:
+        match m:
+            case CreateTable():
+                self._put_table(_need(m.table_obj, "tableObjJson"))
+            case AlterTable():
+                self._on_alter_table(m)
+            case DropTable():
+                self._drop_table(_need(m.table, "table").lower())
+            case AddPartition():
+                t = _need(m.table_obj, "tableObjJson")
+                if self._ensure_table(t):
+                    self._put_partitions(t, m.partitions, likely_new=True)
+            case AlterPartition():
+                self._on_alter_partition(m)
+            case DropPartition():
+                t = _need(m.table_obj, "tableObjJson")
+                if self.tgt.find_table(self.db, t.tableName) is not None:
+                    self._drop_partitions(t, [_values(t, s) for s in m.specs])
+            case Insert():
+                pass  # data only: copied with the rest of the dump's data
+            case CreateFunction():
+                self._put_function(_need(m.function, "functionObjJson"))
+            case DropFunction():
+                name = _need(m.function_name or None, "functionName")
+                if self.tgt.find_function(self.db, name) is not None:
+                    self.tgt.drop_function(self.db, name)
+            case AlterDatabase():
+                self._on_alter_database(m)
+            case _:
+                log.info("event %s of type %s: nothing to replicate", m.event_id, m.event_type)
 
-    def _on_create_table(self, msg: dict[str, Any]) -> None:
-        self._put_table(tjson.loads(msg["tableObjJson"], hms.Table))
-
-    def _on_alter_table(self, msg: dict[str, Any]) -> None:
-        before = tjson.loads(msg["tableObjBeforeJson"], hms.Table)
-        after = tjson.loads(msg["tableObjAfterJson"], hms.Table)
+    def _on_alter_table(self, m: AlterTable) -> None:
+        before, after = _need(m.before, "tableObjBeforeJson"), _need(m.after, "tableObjAfterJson")
         old, new = before.tableName.lower(), after.tableName.lower()
         in_before = (before.dbName or "").lower() == self.src_db
         in_after = (after.dbName or "").lower() == self.src_db
@@ -487,56 +546,31 @@ class Loader:
             self._drop_table(old)
             return
         if in_before and old != new:
-            have_old = self.tgt.maybe("get_table", self.db, old)
-            have_new = self.tgt.maybe("get_table", self.db, new)
+            have_old = self.tgt.find_table(self.db, old)
+            have_new = self.tgt.find_table(self.db, new)
             if have_old is not None and have_new is None:
                 moved = self.map.table(after, self.db)  # type: ignore[union-attr]
                 if self.map.to_target(before.sd.location) == have_old.sd.location:  # type: ignore[union-attr]
                     moved.sd.location = have_old.sd.location  # the target moves its directory, as the source did
-                self.tgt.call("alter_table_with_environment_context", self.db, old, moved, NO_STATS)
+                self.tgt.alter_table(self.db, old, moved, NO_STATS)
                 self.tables.discard(old)
             elif have_old is not None:
                 self._drop_table(old)  # replaying a rename already done: the old name is a later table's
         self._put_table(after)
 
-    def _on_drop_table(self, msg: dict[str, Any]) -> None:
-        self._drop_table(msg["table"].lower())
-
-    def _on_add_partition(self, msg: dict[str, Any]) -> None:
-        t = tjson.loads(msg["tableObjJson"], hms.Table)
-        parts = [tjson.loads(p, hms.Partition) for p in msg.get("partitionListJson", [])]
-        if self._ensure_table(t):
-            self._put_partitions(t, parts, likely_new=True)
-
-    def _on_alter_partition(self, msg: dict[str, Any]) -> None:
-        t = tjson.loads(msg["tableObjJson"], hms.Table)
-        after = tjson.loads(msg["partitionObjAfterJson"], hms.Partition)
+    def _on_alter_partition(self, m: AlterPartition) -> None:
+        t = _need(m.table_obj, "tableObjJson")
+        after = _need(m.after, "partitionObjAfterJson")
         if not self._ensure_table(t):
             return
-        old_values = _values(t, msg["keyValues"]) if msg.get("keyValues") else after.values
+        old_values = _values(t, m.key_values) if m.key_values else after.values
         if list(old_values) != list(after.values):
             self._drop_partitions(t, [old_values])
         self._put_partitions(t, [after])
 
-    def _on_drop_partition(self, msg: dict[str, Any]) -> None:
-        t = tjson.loads(msg["tableObjJson"], hms.Table)
-        if self.tgt.maybe("get_table", self.db, t.tableName) is not None:
-            self._drop_partitions(t, [_values(t, s) for s in msg.get("partitions", [])])
-
-    def _on_insert(self, msg: dict[str, Any]) -> None:
-        pass  # data only: copied with the rest of the dump's data
-
-    def _on_create_function(self, msg: dict[str, Any]) -> None:
-        self._put_function(tjson.loads(msg["functionObjJson"], hms.Function))
-
-    def _on_drop_function(self, msg: dict[str, Any]) -> None:
-        name = msg["functionName"]
-        if self.tgt.maybe("get_function", self.db, name) is not None:
-            self.tgt.call("drop_function", self.db, name)
-
-    def _on_alter_database(self, msg: dict[str, Any]) -> None:
-        after = tjson.loads(msg["dbObjAfterJson"], hms.Database)
-        db = self.tgt.call("get_database", self.db)
+    def _on_alter_database(self, m: AlterDatabase) -> None:
+        after = _need(m.after, "dbObjAfterJson")
+        db = self.tgt.get_database(self.db)
         own = {k: v for k, v in (db.parameters or {}).items() if k in OWN_KEYS}
         wanted = {k: v for k, v in (after.parameters or {}).items() if k not in OWN_KEYS}
         if {k: v for k, v in (db.parameters or {}).items() if k not in OWN_KEYS} != wanted or \
@@ -544,14 +578,14 @@ class Loader:
             db = copy.deepcopy(db)
             db.parameters = {**wanted, **own}
             db.ownerName, db.ownerType = after.ownerName, after.ownerType
-            self.tgt.call("alter_database", self.db, db)
+            self.tgt.alter_database(self.db, db)
 
     # ---- objects ----------------------------------------------------------------------------------------------
 
     def _ensure_table(self, t: Any) -> bool:
         """The table exists on the target (created from the event's copy when missing)."""
         name = t.tableName.lower()
-        if name not in self.tables and self.tgt.maybe("get_table", self.db, name) is None:
+        if name not in self.tables and self.tgt.find_table(self.db, name) is None:
             self._put_table(t)
         self.tables.add(name)
         return True
@@ -559,23 +593,23 @@ class Loader:
     def _put_table(self, src: Any) -> None:
         t = self.map.table(src, self.db)  # type: ignore[union-attr]
         name = t.tableName.lower()
-        have = self.tgt.maybe("get_table", self.db, name)
+        have = self.tgt.find_table(self.db, name)
         if have is not None and [(k.name, k.type) for k in have.partitionKeys or []] != \
                 [(k.name, k.type) for k in t.partitionKeys or []]:
             self._drop_table(name)  # a table of the same name but another shape: the source recreated it
             have = None
         if have is None:
-            self.tgt.call("create_table_with_environment_context", t, NO_STATS)
+            self.tgt.create_table(t, NO_STATS)
             # the target may count files of an existing directory into the parameters: the source's stand
-            have = self.tgt.call("get_table", self.db, name)
+            have = self.tgt.get_table(self.db, name)
         if _comparable(have) != _comparable(t):
-            self.tgt.call("alter_table_with_environment_context", self.db, name, t, NO_STATS)
+            self.tgt.alter_table(self.db, name, t, NO_STATS)
         self.tables.add(name)
 
     def _drop_table(self, name: str) -> None:
         self.tables.discard(name)
-        if self.tgt.maybe("get_table", self.db, name) is not None:
-            self.tgt.call("drop_table", self.db, name, True)
+        if self.tgt.find_table(self.db, name) is not None:
+            self.tgt.drop_table(self.db, name, True)
 
     def _put_partitions(self, t: Any, parts: list[Any], likely_new: bool = False) -> None:
         if not parts:
@@ -590,29 +624,28 @@ class Loader:
             new = mapped
         else:
             names = [_part_name(t, p.values) for p in mapped]
-            have = {tuple(p.values): p for p in self.tgt.call("get_partitions_by_names", self.db, name, names) or []}
+            have = {tuple(p.values): p for p in self.tgt.get_partitions_by_names(self.db, name, names)}
             new = [p for p in mapped if tuple(p.values) not in have]
         changed = [p for p in mapped if tuple(p.values) in have and _comparable(have[tuple(p.values)]) != _comparable(p)]
         if new:
-            added = self.tgt.call("add_partitions_req", hms.AddPartitionsRequest(
-                dbName=self.db, tblName=name, parts=new, ifNotExists=True, needResult=True)).partitions or []
+            added = self.tgt.add_partitions_req(hms.AddPartitionsRequest(
+                dbName=self.db, tblName=name, parts=new, ifNotExists=True, needResult=True))
             # the target may count files of an existing directory into the parameters: the source's stand
             changed += [want[tuple(p.values)] for p in added if _comparable(p) != _comparable(want[tuple(p.values)])]
             done = {tuple(p.values) for p in added}
             existed = [p for p in new if tuple(p.values) not in done]
             if existed:  # replayed after a kill: compare with what is there
-                there = self.tgt.call("get_partitions_by_names", self.db, name,
-                                      [_part_name(t, p.values) for p in existed]) or []
+                there = self.tgt.get_partitions_by_names(self.db, name, [_part_name(t, p.values) for p in existed])
                 changed += [want[tuple(p.values)] for p in there
                             if _comparable(p) != _comparable(want[tuple(p.values)])]
         if changed:
-            self.tgt.call("alter_partitions_with_environment_context", self.db, name, changed, NO_STATS)
+            self.tgt.alter_partitions(self.db, name, changed, NO_STATS)
 
     def _drop_partitions(self, t: Any, values: list[list[str]]) -> None:
         name = t.tableName.lower()
         for v in values:
             try:
-                self.tgt.call("drop_partition", self.db, name, list(v), True)
+                self.tgt.drop_partition(self.db, name, list(v), True)
             except hms.NoSuchObjectException:
                 pass
 
@@ -620,11 +653,12 @@ class Loader:
         """The target table's partitions become exactly the dump's."""
         name = t.tableName.lower()
         keep = {tuple(p.values) for p in parts}
-        have = self.tgt.call("get_partition_names", self.db, name, -1) or []
+        keys = [k.name for k in t.partitionKeys]
+        have = self.tgt.get_partition_names(self.db, name)
         if have:
-            extra = [n for n in have if tuple(self.tgt.call("partition_name_to_vals", n)) not in keep]
+            extra = [n for n in have if tuple(part_vals_from_name(keys, n)) not in keep]
             if extra:
-                self.tgt.call("drop_partitions_req", hms.DropPartitionsRequest(
+                self.tgt.drop_partitions_req(hms.DropPartitionsRequest(
                     dbName=self.db, tblName=name, parts=hms.RequestPartsSpec(names=extra), deleteData=True,
                     ifExists=True, needResult=False))
         for i in range(0, len(parts), 1000):
@@ -633,11 +667,11 @@ class Loader:
     def _put_function(self, src: Any) -> None:
         fn = copy.deepcopy(src)
         fn.dbName = self.db
-        have = self.tgt.maybe("get_function", self.db, fn.functionName)
+        have = self.tgt.find_function(self.db, fn.functionName)
         if have is None:
-            self.tgt.call("create_function", fn)
+            self.tgt.create_function(fn)
         elif _comparable(have) != _comparable(fn):
-            self.tgt.call("alter_function", self.db, fn.functionName, fn)
+            self.tgt.alter_function(self.db, fn.functionName, fn)
 
     # ---- data ---------------------------------------------------------------------------------------------------
 
@@ -645,18 +679,18 @@ class Loader:
         assert self.map is not None
         pairs: list[tuple[str, str, bool]] = []
         for name, parts in sorted(self.touched.items(), key=lambda x: x[0]):
-            t = self.tgt.maybe("get_table", self.db, name)
+            t = self.tgt.find_table(self.db, name)
             if t is None or t.tableType != "MANAGED_TABLE" or not self.map.managed_here(t.sd.location):
                 continue
             pairs.append((*self.map.copy_pair(t.sd.location), not t.partitionKeys))
             if not t.partitionKeys:
                 continue
             if parts is None:
-                found = self.tgt.call("get_partitions", self.db, name, -1) or []
+                found = self.tgt.get_partitions(self.db, name)
             else:
                 names = [_part_name(t, list(v)) for v in sorted(parts)]
                 found = [p for i in range(0, len(names), 1000)
-                         for p in self.tgt.call("get_partitions_by_names", self.db, name, names[i:i + 1000]) or []]
+                         for p in self.tgt.get_partitions_by_names(self.db, name, names[i:i + 1000])]
             for p in found:
                 if self.map.managed_here(p.sd.location):
                     pairs.append((*self.map.copy_pair(p.sd.location), True))
@@ -667,8 +701,8 @@ class Loader:
 
 
 def status(target_uri: str, tgt_db: str) -> dict[str, str | None]:
-    with Metastore(target_uri) as tgt:
-        db = tgt.maybe("get_database", tgt_db.lower())
+    with connect(target_uri) as tgt:
+        db = tgt.find_database(tgt_db.lower())
     if db is None:
         raise ReplError(f"database {tgt_db.lower()} does not exist on {target_uri}")
     p = db.parameters or {}

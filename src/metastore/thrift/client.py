@@ -20,9 +20,10 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import urllib.parse
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 
 from ..core.errors import EventsMissing
 from . import hms
@@ -157,10 +158,10 @@ class MetastoreClient:
         for c in open_:
             _close_quietly(c)
 
-    def __enter__(self) -> MetastoreClient:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- notifications --------------------------------------------------------------------------------
@@ -272,6 +273,13 @@ class MetastoreClient:
         else:
             self._call("alter_partitions_with_environment_context", db, table, parts, context)
 
+    def alter_partition(self, db: str, table: str, part: Partition, context: EnvironmentContext | None = None
+                        ) -> None:
+        if context is None:
+            self._call("alter_partition", db, table, part)
+        else:
+            self._call("alter_partition_with_environment_context", db, table, part, context)
+
     def drop_partition(self, db: str, table: str, values: list[str], delete_data: bool = True) -> bool:
         return bool(self._call("drop_partition", db, table, values, delete_data))
 
@@ -314,7 +322,6 @@ class MetastoreClient:
 
 
 def _close_quietly(c: Any) -> None:
-    try:
+    # closing a broken connection may fail again; it is gone either way
+    with contextlib.suppress(Exception):
         c.close()
-    except Exception:  # noqa: BLE001 - closing a broken connection may fail again; it is gone either way
-        pass
