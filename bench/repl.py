@@ -36,7 +36,7 @@ from common import ROOT, Serve, write_results
 sys.path.insert(0, str(ROOT / "src"))
 
 from metastore.repl import dump, load  # noqa: E402
-from metastore.repl.client import Metastore  # noqa: E402
+from metastore.thrift.client import MetastoreClient  # noqa: E402
 from metastore.thrift import hms  # noqa: E402
 
 DB = "bench_src"
@@ -85,8 +85,8 @@ def parts(t: Any, values: list[str]) -> list[Any]:
 
 
 def counts(uri: str, db: str) -> dict[str, int]:
-    with Metastore(uri) as ms:
-        return {n: len(ms.call("get_partition_names", db, n, -1)) for n in sorted(ms.call("get_all_tables", db))}
+    with MetastoreClient(uri) as ms:
+        return {n: len(ms.get_partition_names(db, n, -1)) for n in sorted(ms.get_all_tables(db))}
 
 
 def main() -> int:
@@ -104,14 +104,14 @@ def main() -> int:
     res: dict[str, Any] = {"machine": f"{platform.node()}, {os.cpu_count()} cores", "store": "SQLite, 1 process each",
                            "tables": a.tables, "partitions_per_table": a.partitions}
     try:
-        with Metastore(src) as ms:
-            ms.call("create_database", hms.Database(name=DB, parameters={}))
+        with MetastoreClient(src) as ms:
+            ms.create_database(hms.Database(name=DB, parameters={}))
             t0 = time.monotonic()
             for i in range(a.tables):
                 t = table(f"t{i:03d}")
-                ms.call("create_table", t)
-                t = ms.call("get_table", DB, t.tableName)
-                ms.call("add_partitions", parts(t, [f"2024-{d // 28 + 1:02d}-{d % 28 + 1:02d}"
+                ms.create_table(t)
+                t = ms.get_table(DB, t.tableName)
+                ms.add_partitions(parts(t, [f"2024-{d // 28 + 1:02d}-{d % 28 + 1:02d}"
                                                     for d in range(a.partitions)]))
             res["source_setup_s"] = round(time.monotonic() - t0, 2)
         print(f"source: {a.tables} tables, {a.tables * a.partitions} partitions in {res['source_setup_s']}s",
@@ -130,28 +130,28 @@ def main() -> int:
         adds = (n - creates - drops) // 2
         alters = n - creates - drops - adds
         t0 = time.monotonic()
-        with Metastore(src) as ms:
-            start = int(ms.call("get_current_notificationEventId").eventId)
+        with MetastoreClient(src) as ms:
+            start = ms.current_event_id()
             new_tables = []
             for i in range(creates):
-                ms.call("create_table", table(f"n{i:04d}"))
-                new_tables.append(ms.call("get_table", DB, f"n{i:04d}"))
+                ms.create_table(table(f"n{i:04d}"))
+                new_tables.append(ms.get_table(DB, f"n{i:04d}"))
             for i in range(adds):
-                ms.call("add_partitions", parts(new_tables[i % creates], [f"v{i:06d}"]))
+                ms.add_partitions(parts(new_tables[i % creates], [f"v{i:06d}"]))
             done = 0
             for i in range(a.tables):
                 if done >= alters:
                     break
                 name = f"t{i:03d}"
-                ps = ms.call("get_partitions", DB, name, -1)[: alters - done]
+                ps = ms.get_partitions(DB, name, -1)[: alters - done]
                 for p in ps:
                     p.parameters = {**p.parameters, "bench.touched": "1"}
-                ms.call("alter_partitions", DB, name, ps)
+                ms.alter_partitions(DB, name, ps)
                 done += len(ps)
             for i in range(drops):
-                ms.call("drop_partition", DB, f"t{i % a.tables:03d}", [f"2024-{(a.partitions - 1) // 28 + 1:02d}-"
+                ms.drop_partition(DB, f"t{i % a.tables:03d}", [f"2024-{(a.partitions - 1) // 28 + 1:02d}-"
                                                                        f"{(a.partitions - 1) % 28 + 1:02d}"], True)
-            made = int(ms.call("get_current_notificationEventId").eventId) - start
+            made = ms.current_event_id() - start
         res["incremental_source_events"] = made
         res["source_events_s"] = round(time.monotonic() - t0, 2)
         print(f"source: {made} events in {res['source_events_s']}s", flush=True)

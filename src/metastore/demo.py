@@ -32,6 +32,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from .thrift.client import MetastoreClient
+
 DB = "metastore_demo"
 TABLE = "sales"
 DAYS = [f"2024-03-{d:02d}" for d in range(1, 8)]  # seven partitions
@@ -147,17 +149,10 @@ class MetastoreProcess:
 
 
 @contextmanager
-def thrift_client(port: int) -> Iterator[Any]:
-    """A plain Thrift client of the metastore (our own IDL, thriftpy2), to look behind Spark's back."""
-    from thriftpy2.rpc import make_client
-
-    from .thrift import hms
-
-    client = make_client(hms.ThriftHiveMetastore, "127.0.0.1", port, timeout=30_000)
-    try:
+def thrift_client(port: int) -> Iterator[MetastoreClient]:
+    """The project's Thrift client of the metastore on `port`, to look behind Spark's back."""
+    with MetastoreClient(f"thrift://127.0.0.1:{port}", timeout=30) as client:
         yield client
-    finally:
-        client.close()
 
 
 # ---------------------------------------------------------------------------------------------- checks

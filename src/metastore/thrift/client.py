@@ -249,6 +249,10 @@ class MetastoreClient:
     def get_partitions(self, db: str, table: str, limit: int = -1) -> list[Partition]:
         return list(self._call("get_partitions", db, table, limit, read=True) or [])
 
+    def get_partitions_by_filter(self, db: str, table: str, expr: str, limit: int = -1) -> list[Partition]:
+        """Partitions matching a filter in Hive's partition filter language (day >= "2024-01-01" and ...)."""
+        return list(self._call("get_partitions_by_filter", db, table, expr, limit, read=True) or [])
+
     def get_partition(self, db: str, table: str, values: list[str]) -> Partition:
         return self._call("get_partition", db, table, values, read=True)
 
@@ -257,6 +261,9 @@ class MetastoreClient:
 
     def get_partitions_by_names(self, db: str, table: str, names: list[str]) -> list[Partition]:
         return list(self._call("get_partitions_by_names", db, table, names, read=True) or [])
+
+    def add_partition(self, part: Partition) -> Partition:
+        return self._call("add_partition", part)
 
     def add_partitions(self, parts: list[Partition]) -> int:
         """The number of partitions added (all or none)."""
