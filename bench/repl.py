@@ -36,8 +36,8 @@ from common import ROOT, Serve, write_results
 sys.path.insert(0, str(ROOT / "src"))
 
 from metastore.repl import dump, load  # noqa: E402
-from metastore.thrift.client import MetastoreClient  # noqa: E402
 from metastore.thrift import hms  # noqa: E402
+from metastore.thrift.client import MetastoreClient  # noqa: E402
 
 DB = "bench_src"
 TDB = "bench_replica"
