@@ -1,18 +1,86 @@
-"""Assembly: settings -> store -> catalog -> fronts. The one place that wires the layers together."""
+"""The composition root: settings -> store -> catalog -> fronts, relay, cleaner, scheduler, catalogd.
+
+Invariants:
+- This is the one place that wires the layers together. Every command (`metastore serve`, `relay`, `events`,
+  `repl`, `sql`, `schema`, `catalogd`, `pipeline`) gets its settings from `command_settings` and its parts from
+  the functions here; no command builds a Catalog, a store engine or a server itself.
+- Everything is built from one typed Settings (metastore.config), parsed and checked once, before anything
+  starts: an invalid value ends a command with the message naming the key and its source.
+- `Server` binds every listening socket in the parent process, before it forks its workers; each worker builds
+  its own catalog (store connections are not shared across fork) and adopts the sockets.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
 
-from .catalog.service import Catalog
-from .catalog.locations import LocationPolicy, split_roots
-from .catalog.warehouse import Warehouse
-from .config import Settings
-from .store import migrate
-from .store.engine import create_engine, seed_sqlite_stats, store_files
-from .store.store import Store
+from .config import Settings, SettingsError, load
+
+if TYPE_CHECKING:
+    import socket
+
+    import click
+    from sqlalchemy.engine import Engine
+
+    from .catalog.locations import LocationPolicy
+    from .catalog.service import Catalog
+    from .catalogd.service import CatalogdService
+    from .notify.background import Notifications
+    from .notify.relay import Relay
+    from .repl.policies import Scheduler
+    from .rest.server import RestServer
+    from .server.thrift_server import ThriftServer
+    from .server.workers import FrontLimits
+    from .store.scheduled import ScheduledStore
+    from .store.store import Store
 
 log = logging.getLogger(__name__)
+
+__all__ = ["Settings", "SettingsError", "command_settings", "load_settings", "open_engine", "open_store",
+           "location_policy", "open_catalog", "build_catalog", "thrift_server", "rest_server", "Server",
+           "register_relay", "start_notifications", "start_scheduler", "build_relay", "scheduled_store",
+           "catalogd_service", "pipeline_state"]
+
+
+# ---- settings ---------------------------------------------------------------------------------------------
+
+def load_settings(config_file: str | None = None, env: dict[str, str] | None = None,
+                  **overrides: object) -> Settings:
+    """The settings: defaults < file (config_file or $METASTORE_CONFIG) < environment < `overrides` (flags)."""
+    return load(config_file, env, **overrides)
+
+
+def command_settings(ctx: click.Context, **overrides: object) -> Settings:
+    """A command's settings, with the nearest --config given (the command's own, a group's, or `metastore
+    --config`); an invalid value ends the command with the message naming key, value and source."""
+    import click
+
+    config_file = None
+    c: click.Context | None = ctx
+    while c is not None and config_file is None:
+        config_file = c.params.get("config_file")
+        if config_file is None and isinstance(c.obj, dict):
+            config_file = c.obj.get("config")
+        c = c.parent
+    try:
+        return load(config_file, **overrides)
+    except SettingsError as e:
+        raise click.ClickException(str(e)) from None
+
+
+# ---- the store and the catalog ----------------------------------------------------------------------------
+
+def open_engine(settings: Settings) -> Engine:
+    """An engine on the settings' store, its data directory made for the embedded default."""
+    from .store.engine import create_engine
+
+    if settings.db is None:
+        os.makedirs(settings.data_dir, exist_ok=True)
+    return create_engine(settings.db_url, pool_size=settings.pool_size)
 
 
 def open_store(settings: Settings, create_if_empty: bool = True) -> Store:
@@ -21,10 +89,11 @@ def open_store(settings: Settings, create_if_empty: bool = True) -> Store:
     An empty database gets the schema (so the embedded default needs no set-up step); a database at any
     other version is refused with SchemaVersionError.
     """
-    import os
-    if settings.db is None:
-        os.makedirs(settings.data_dir, exist_ok=True)
-    engine = create_engine(settings.db_url, pool_size=settings.pool_size)
+    from .store import migrate
+    from .store.engine import seed_sqlite_stats
+    from .store.store import Store
+
+    engine = open_engine(settings)
     if create_if_empty and migrate.upgrade(engine, only_if_empty=True):
         log.info("empty store at %s: created the schema", engine.url.render_as_string(hide_password=True))
     migrate.check(engine)
@@ -35,26 +104,148 @@ def open_store(settings: Settings, create_if_empty: bool = True) -> Store:
 def location_policy(settings: Settings) -> LocationPolicy:
     """Where the server may act: the warehouse and the other allowed roots, the read roots, and the store's
     own files and data directory, which no managed location may contain."""
-    import os
+    from .catalog.locations import LocationPolicy, split_roots
+    from .store.engine import store_files
+
     roots = [settings.warehouse_dir] + split_roots(settings.allowed_roots)
     protected = [os.path.abspath(settings.data_dir)] + store_files(settings.db_url)
     return LocationPolicy(roots, split_roots(settings.read_roots), protected)
 
 
-def build_catalog(settings: Settings) -> Catalog:
-    store = open_store(settings)
+def open_catalog(settings: Settings) -> Catalog:
+    """The catalog on the settings' store, configured as the server's (warehouse, location policy, timeouts,
+    limits), without the server's start-up duties: what a command-line tool works on."""
     from .catalog import partition_filter
-    from .notify.retention import parse_duration
+    from .catalog.service import Catalog
+    from .catalog.warehouse import Warehouse
 
-    catalog = Catalog(store, Warehouse(settings.warehouse_dir), stats_autogather=settings.stats_autogather,
-                      txn_timeout=parse_duration(settings.txn_timeout, 300.0) or 300.0,
+    catalog = Catalog(open_store(settings), Warehouse(settings.warehouse_dir),
+                      stats_autogather=settings.stats_autogather, txn_timeout=settings.txn_timeout,
                       locations=location_policy(settings))
-    catalog.locks.max_open_batch = max(1, settings.txn_max_open_batch)
+    catalog.locks.max_open_batch = settings.txn_max_open_batch
     partition_filter.set_limits(settings.filter_max_length, settings.filter_max_in_list)
+    return catalog
+
+
+def build_catalog(settings: Settings) -> Catalog:
+    """The server's catalog: open_catalog, then what a server does once at start."""
+    catalog = open_catalog(settings)
     catalog.locks.release_gone_holders()  # a crashed server's REST commit locks on this machine, now
     catalog.ensure_default_database()
     return catalog
 
+
+# ---- the fronts -------------------------------------------------------------------------------------------
+
+def thrift_server(catalog: Catalog, settings: Settings, limits: FrontLimits) -> ThriftServer:
+    """The Hive Metastore Thrift front on `catalog` (not yet listening: bind() or adopt())."""
+    from .server.handler import Handler
+    from .server.serialized import SerializedReads
+    from .server.thrift_server import ThriftServer
+
+    return ThriftServer(Handler(catalog, settings.hive_config()), settings.host, settings.port,
+                        max_message_bytes=settings.max_message_bytes, limits=limits,
+                        fast=SerializedReads(catalog).methods(), connection_scope=catalog.connection_scope)
+
+
+def rest_server(catalog: Catalog, settings: Settings, limits: FrontLimits) -> RestServer:
+    """The Iceberg REST catalog front on `catalog` (not yet listening: bind() or adopt())."""
+    from .rest.server import RestServer
+
+    return RestServer(catalog, settings.host, settings.rest_port, limits, settings.max_request_bytes)
+
+
+class Server:
+    """`metastore serve`: the Thrift front and, unless it is off, the REST front, on one catalog per process;
+    the WAL checkpointer, the log's cleaner, the relay (with a bus) and the replication scheduler beside them.
+
+    open() does everything that can fail before serving (limits, the store's schema, the sockets); run()
+    serves until SIGTERM/SIGINT, in this process or in `settings.workers` worker processes."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.catalog: Catalog | None = None
+        self.limits: FrontLimits | None = None
+        self.thrift_socket: socket.socket | None = None
+        self.rest: RestServer | None = None
+        self.warnings: list[str] = []  # what open() chose to do without (shown by the command)
+
+    @property
+    def thrift_url(self) -> str:
+        assert self.thrift_socket is not None, "open() first"
+        return f"thrift://{self.settings.host}:{self.thrift_socket.getsockname()[1]}"
+
+    @property
+    def store_url(self) -> str:
+        assert self.catalog is not None, "open() first"
+        return self.catalog.store.engine.url.render_as_string(hide_password=True)
+
+    def open(self) -> Server:
+        """Check the limits and the store, register the relay's cursor, listen. ValueError (limits),
+        SchemaVersionError (the store), OSError (a port) say what is wrong."""
+        from .server.workers import front_limits, listen, small_thread_stacks
+
+        s = self.settings
+        self.limits = front_limits(s, fronts=2 if s.rest else 1)  # the bounds of both fronts, in each process
+        small_thread_stacks()  # a connection costs a thread: thousands of them reserve 1 MiB each, not 8
+        self.catalog = build_catalog(s)  # schema check and default database, once, before any worker starts
+        register_relay(self.catalog, s)
+        if s.rest:  # its socket is bound here, served by every worker (see metastore.rest)
+            rest = rest_server(self.catalog, s, self.limits)
+            try:
+                rest.bind()
+                self.rest = rest
+            except OSError as e:
+                msg = (f"cannot listen on {s.host}:{s.rest_port} for the Iceberg REST catalog: {e} "
+                       "(--rest-port N, or --no-rest)")
+                if s.explicit("rest_port") or s.rest_port != Settings.rest_port:
+                    raise OSError(msg) from None
+                # the default port taken (another server on this host): serve Thrift alone rather than not at all
+                self.warnings.append(f"{msg}; serving without it")
+        try:  # after the REST socket: a client that finds the Thrift port open finds both
+            self.thrift_socket = listen(s.host, s.port)
+        except OSError as e:
+            raise OSError(f"cannot listen on {s.host}:{s.port} for the Thrift API: {e} (--port N)") from None
+        return self
+
+    def run(self) -> None:
+        """Serve until SIGTERM (or Ctrl-C)."""
+        assert self.catalog is not None and self.thrift_socket is not None and self.limits is not None, "open()"
+        s = self.settings
+        if s.workers <= 1:
+            server = self._start_process(self.catalog, first=True)
+            signal.signal(signal.SIGTERM, lambda *_: (server.close(), sys.exit(0)))
+            try:
+                server.serve_forever()
+            except KeyboardInterrupt:
+                server.close()
+            return
+        from .server.workers import supervise
+
+        self.catalog.store.engine.dispose()  # connections are not shared across fork
+        supervise(s.workers, lambda i: self._start_process(build_catalog(s), first=i == 0).serve_forever())
+
+    def _start_process(self, catalog: Catalog, first: bool) -> ThriftServer:
+        """This process's fronts on `catalog` and its background threads; the Thrift front, to serve."""
+        from .store.engine import start_wal_checkpointer
+
+        assert self.thrift_socket is not None and self.limits is not None
+        start_wal_checkpointer(catalog.store.engine)  # one per process: a PASSIVE checkpoint never waits
+        server = thrift_server(catalog, self.settings, self.limits)
+        server.adopt(self.thrift_socket)
+        if self.rest is not None:
+            rest = self.rest
+            if catalog is not self.catalog:  # a worker: its own REST front on the shared socket
+                rest = rest_server(catalog, self.settings, self.limits)
+                rest.adopt(self.rest.socket)
+            rest.start()
+        if first:  # one relay, one cleaner and one scheduler for the whole server
+            start_notifications(catalog, self.settings, self.thrift_url)
+            start_scheduler(catalog, self.thrift_url)
+        return server
+
+
+# ---- notifications ----------------------------------------------------------------------------------------
 
 def register_relay(catalog: Catalog, settings: Settings) -> None:
     from .notify.background import register_relay as register
@@ -62,7 +253,7 @@ def register_relay(catalog: Catalog, settings: Settings) -> None:
     register(catalog, settings)
 
 
-def start_notifications(catalog: Catalog, settings: Settings, server_url: str):  # type: ignore[no-untyped-def]
+def start_notifications(catalog: Catalog, settings: Settings, server_url: str) -> Notifications:
     """Beside the Thrift front: the notification log's cleaner, and the relay to the bus when one is set."""
     from .notify.background import start_notifications as start
 
@@ -70,3 +261,49 @@ def start_notifications(catalog: Catalog, settings: Settings, server_url: str): 
     if n.relay is not None:
         log.info("notifications: relaying the log to %s", n.relay.broker.describe())
     return n
+
+
+def build_relay(settings: Settings, catalog: Catalog, name: str, start_at: int | None = None,
+                server_url: str | None = None, **options: Any) -> Relay:
+    """A relay (`metastore relay`) of `catalog`'s log to the settings' bus, under cursor `name`."""
+    from .notify.background import hcat_messages
+    from .notify.brokers import open_broker
+    from .notify.relay import Relay
+
+    assert settings.bus is not None
+    messages = hcat_messages(settings, server_url or f"thrift://{settings.host}:{settings.port}")
+    return Relay(catalog, open_broker(settings.bus), messages, name=name, start_at=start_at, **options)
+
+
+# ---- replication --------------------------------------------------------------------------------------------
+
+def start_scheduler(catalog: Catalog, server_url: str) -> Scheduler:
+    """The scheduler of replication policies, on the server's own store."""
+    from .repl.policies import start_scheduler as start
+
+    return start(catalog, server_url)
+
+
+def scheduled_store(settings: Settings) -> ScheduledStore:
+    """The scheduled queries and replication metrics of the settings' store (`metastore sql`)."""
+    from .store.scheduled import ScheduledStore
+
+    return ScheduledStore(open_store(settings).engine)
+
+
+# ---- catalogd and the pipeline --------------------------------------------------------------------------
+
+def catalogd_service(settings: Settings, host: str, port: int, **options: Any) -> CatalogdService:
+    """catalogd on the settings' metastore (settings.metastore_uri), with the metastore fronts' bounds."""
+    from .catalogd.service import CatalogdService
+    from .server.workers import front_limits
+
+    return CatalogdService(settings.metastore_uri, host=host, port=port,
+                           limits=front_limits(settings, fronts=2),
+                           max_message_bytes=settings.max_message_bytes, **options)
+
+
+def pipeline_state(settings: Settings) -> str:
+    """The default state file of a pipeline run beside this metastore."""
+    return os.path.join(settings.data_dir, "pipeline", "pipeline.sqlite")
+

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import logging
-import signal
-import sys
-
-from typing import Any
 
 import click
 
-from . import __version__, config
+from . import __version__
+from .app import command_settings
+from .config import SettingsError
+from .extras import MissingExtra
 
 
-def _settings(ctx: click.Context, **kw: object) -> config.Settings:
-    return config.load(ctx.obj.get("config"), **kw)
+class _Main(click.Group):
+    """The command group; a missing optional extra or an invalid setting ends any command with its message."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (MissingExtra, SettingsError) as e:
+            raise click.ClickException(str(e)) from None
 
 
-@click.group()
+@click.group(cls=_Main)
 @click.version_option(__version__)
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
               help="TOML file, or a hive-site.xml style XML file.")
@@ -51,96 +56,24 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
           warehouse: str | None, bus: str | None = None, relay: bool | None = None,
           workers: int | None = None, rest_port: int | None = None, rest: bool | None = None) -> None:
     """Serve the Hive Metastore Thrift API and the Iceberg REST catalog."""
-    from .app import build_catalog
-    from .server.handler import Handler
-    from .server.thrift_server import ThriftServer
+    from .app import Server
     from .store.migrate import SchemaVersionError
 
-    from .app import register_relay, start_notifications
-    from .repl.policies import start_scheduler
-    from .server.serialized import SerializedReads
-    from .server.workers import front_limits, small_thread_stacks, supervise
-    from .store.engine import start_wal_checkpointer
-
-    s = _settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse, bus=bus, relay=relay,
-                  workers=workers, rest_port=rest_port, rest=rest)
-    try:  # the bounds of both fronts, in each process (README "Security")
-        limits = front_limits(s, fronts=2 if s.rest else 1)
-        if s.max_message_bytes < 1 or s.max_request_bytes < 1:
-            raise ValueError("max_message_bytes and max_request_bytes must be positive")
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    small_thread_stacks()  # a connection costs a thread: thousands of them reserve 1 MiB each, not 8
+    s = command_settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse, bus=bus,
+                         relay=relay, workers=workers, rest_port=rest_port, rest=rest)
+    server = Server(s)
     try:
-        catalog = build_catalog(s)  # schema check and default database, once, before any worker starts
-    except SchemaVersionError as e:
+        server.open()
+    except (ValueError, SchemaVersionError, OSError) as e:  # limits, the store's schema, a port
         raise click.ClickException(str(e)) from None
-    register_relay(catalog, s)
-
-    def make_server(catalog: Any) -> ThriftServer:
-        return ThriftServer(Handler(catalog, s.hive_config()), s.host, s.port,
-                            max_message_bytes=s.max_message_bytes, limits=limits,
-                            fast=SerializedReads(catalog).methods(), connection_scope=catalog.connection_scope)
-
-    rest_server = None
-    if s.rest:  # the Iceberg REST catalog: its socket is bound here, served by every worker (see metastore.rest)
-        from .rest.server import RestServer
-
-        rest_server = RestServer(catalog, s.host, s.rest_port, limits, s.max_request_bytes)
-        try:
-            rest_server.bind()
-        except OSError as e:
-            msg = (f"cannot listen on {s.host}:{s.rest_port} for the Iceberg REST catalog: {e} "
-                   "(--rest-port N, or --no-rest)")
-            if rest_port is not None or s.rest_port != config.Settings.rest_port:
-                raise click.ClickException(msg) from None
-            # the default port taken (another server on this host): serve Thrift alone rather than not at all
-            click.echo(f"warning: {msg}; serving without it", err=True)
-            rest_server = None
-    server = make_server(catalog)
-    port = server.bind()  # after the REST socket: a client that finds the Thrift port open finds both
-    store = catalog.store.engine.url.render_as_string(hide_password=True)
-    click.echo(f"metastore {__version__} serving thrift://{s.host}:{port} with {max(1, s.workers)} process(es) "
-               f"(store {store}, warehouse {s.warehouse_dir})", err=True)
-    if rest_server is not None:
-        click.echo(f"metastore Iceberg REST catalog at {rest_server.url} (OpenAPI: {rest_server.url}/v1/openapi.json)",
-                   err=True)
-    if s.workers <= 1:
-        start_wal_checkpointer(catalog.store.engine)
-        if rest_server is not None:
-            rest_server.start()
-        start_notifications(catalog, s, f"thrift://{s.host}:{port}")
-        start_scheduler(catalog, f"thrift://{s.host}:{port}")  # scheduled replication policies
-        signal.signal(signal.SIGTERM, lambda *_: (server.close(), sys.exit(0)))
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            server.close()
-        return
-
-    listening = server._sock
-    assert listening is not None
-    catalog.store.engine.dispose()  # connections are not shared across fork
-
-    rest_listening = rest_server.socket if rest_server is not None else None
-
-    def run_worker(i: int) -> None:
-        own = build_catalog(s)
-        start_wal_checkpointer(own.store.engine)  # one per process: a PASSIVE checkpoint never waits for another
-        worker = make_server(own)
-        worker.adopt(listening)
-        if rest_listening is not None:  # every worker accepts REST connections on the shared socket too
-            from .rest.server import RestServer
-
-            own_rest = RestServer(own, s.host, s.rest_port, limits, s.max_request_bytes)
-            own_rest.adopt(rest_listening)
-            own_rest.start()
-        if i == 0:  # one relay and one cleaner for the whole server
-            start_notifications(own, s, f"thrift://{s.host}:{port}")
-            start_scheduler(own, f"thrift://{s.host}:{port}")
-        worker.serve_forever()
-
-    supervise(s.workers, run_worker)
+    for warning in server.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"metastore {__version__} serving {server.thrift_url} with {s.workers} process(es) "
+               f"(store {server.store_url}, warehouse {s.warehouse_dir})", err=True)
+    if server.rest is not None:
+        url = server.rest.url
+        click.echo(f"metastore Iceberg REST catalog at {url} (OpenAPI: {url}/v1/openapi.json)", err=True)
+    server.run()
 
 
 @main.group()
@@ -155,15 +88,10 @@ def schema() -> None:
 @click.pass_context
 def schema_upgrade(ctx: click.Context, db: str | None, data_dir: str | None, revision: str) -> None:
     """Create or migrate the store's schema."""
-    import os
-
+    from .app import open_engine
     from .store import migrate
-    from .store.engine import create_engine
 
-    s = _settings(ctx.parent.parent if ctx.parent and ctx.parent.parent else ctx, db=db, data_dir=data_dir)
-    if s.db is None:
-        os.makedirs(s.data_dir, exist_ok=True)
-    engine = create_engine(s.db_url)
+    engine = open_engine(command_settings(ctx, db=db, data_dir=data_dir))
     before = migrate.current_revision(engine)
     migrate.upgrade(engine, revision)
     click.echo(f"schema {before or 'none'} -> {migrate.current_revision(engine)}")
@@ -175,11 +103,10 @@ def schema_upgrade(ctx: click.Context, db: str | None, data_dir: str | None, rev
 @click.pass_context
 def schema_status(ctx: click.Context, db: str | None, data_dir: str | None) -> None:
     """Show the store's schema version and whether this code can serve it."""
+    from .app import open_engine
     from .store import migrate
-    from .store.engine import create_engine
 
-    s = _settings(ctx.parent.parent if ctx.parent and ctx.parent.parent else ctx, db=db, data_dir=data_dir)
-    engine = create_engine(s.db_url)
+    engine = open_engine(command_settings(ctx, db=db, data_dir=data_dir))
     click.echo(f"store {engine.url.render_as_string(hide_password=True)}: "
                f"version {migrate.current_revision(engine) or 'none'}, this code: {migrate.head_revision()}")
     try:

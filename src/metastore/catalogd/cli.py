@@ -10,13 +10,18 @@ import urllib.request
 
 import click
 
+from ..app import command_settings
+
 
 def _split(values: tuple[str, ...]) -> list[str]:
     return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
 
 @click.group(invoke_without_command=True)
-@click.option("--metastore", "metastore_url", help="The metastore, thrift://HOST:PORT.")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+              help="The metastore's settings (TOML or hive-site.xml): `metastore`, and the fronts' bounds "
+                   "(max_connections, idle_timeout, read_timeout, max_message_bytes) [METASTORE_CONFIG].")
+@click.option("--metastore", "metastore_url", help="The metastore, thrift://HOST:PORT [setting `metastore`].")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=int, default=9084, show_default=True, help="catalogd's Thrift port.")
 @click.option("--http-port", type=int, help="Status/topic HTTP port [the Thrift port + 1].")
@@ -34,32 +39,31 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--db-executors", type=int, default=4, show_default=True)
 @click.option("--table-executors", type=int, default=4, show_default=True, help="Per database executor.")
 @click.pass_context
-def catalogd(ctx: click.Context, metastore_url: str | None, host: str, port: int, http_port: int | None,
+def catalogd(ctx: click.Context, config_file: str | None, metastore_url: str | None, host: str, port: int,
+             http_port: int | None,
              hierarchical: bool, blacklist_dbs: tuple[str, ...], blacklist_tables: tuple[str, ...],
              topic_mode: str, sync_ddl: bool, sync_ddl_timeout: float, sync_reads: bool, loader_threads: int,
              db_executors: int, table_executors: int) -> None:
     """catalogd: a versioned cache of the metastore, fed by its events, serving the Thrift API."""
     if ctx.invoked_subcommand is not None:
         return
-    if not metastore_url:
-        raise click.UsageError("--metastore thrift://HOST:PORT is required")
-    from ..thrift.client import parse_uri
-    from .service import CatalogdService
-    try:
-        parse_uri(metastore_url)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--metastore") from None
-    svc = CatalogdService(metastore_url, hierarchical, host, port, http_port, _split(blacklist_dbs),
-                          _split(blacklist_tables), topic_mode, sync_ddl=sync_ddl, sync_ddl_timeout=sync_ddl_timeout,
-                          sync_reads=sync_reads, loader_threads=loader_threads, db_executors=db_executors,
-                          table_executors_per_db=table_executors)
+    from ..app import catalogd_service
+
+    settings = command_settings(ctx, metastore=metastore_url)  # checked: thrift://HOST:PORT
+    if settings.metastore is None:
+        raise click.UsageError("--metastore thrift://HOST:PORT is required (or the setting `metastore`)")
+    svc = catalogd_service(settings, host, port, hierarchical=hierarchical, http_port=http_port,
+                           blacklist_dbs=_split(blacklist_dbs), blacklist_tables=_split(blacklist_tables),
+                           topic_mode=topic_mode, sync_ddl=sync_ddl, sync_ddl_timeout=sync_ddl_timeout,
+                           sync_reads=sync_reads, loader_threads=loader_threads, db_executors=db_executors,
+                           table_executors_per_db=table_executors)
     try:
         svc.start()
     except Exception as e:  # noqa: BLE001 - the metastore is down or the port taken: say so plainly
         click.echo(f"catalogd: cannot start: {type(e).__name__}: {e}", err=True)
         sys.exit(1)
     click.echo(f"catalogd: thrift://{host}:{svc.port} (status http://{host}:{svc.http_port}/status), "
-               f"{'hierarchical' if hierarchical else 'sequential'}, metastore {metastore_url}", err=True)
+               f"{'hierarchical' if hierarchical else 'sequential'}, metastore {settings.metastore}", err=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())

@@ -5,32 +5,33 @@ from __future__ import annotations
 import atexit
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .brokers import is_embedded, open_broker
 from .hcat import HCatMessages, get_format
 from .relay import Relay
-from .retention import Cleaner, parse_duration
+from .retention import Cleaner
 from .topics import TopicMapper
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 log = logging.getLogger(__name__)
 
 RELAY_NAME = "relay"  # the cursor of the relay `metastore serve` runs
 
 
-def retention_settings(settings: Any) -> tuple[float, float | None, float]:
-    """(ttl, hard cap, clean interval) in seconds from the settings."""
-    ttl = parse_duration(settings.event_ttl, 86400.0)
-    cap = parse_duration(settings.event_ttl_max, None)
-    interval = parse_duration(settings.event_clean_interval, 7200.0)
-    assert ttl is not None and interval is not None
+def retention_settings(settings: Settings) -> tuple[float, float | None, float]:
+    """(ttl, hard cap, clean interval) in seconds from the settings (typed there); a cap below the ttl is the
+    ttl (nothing is kept for consumers beyond the cap, and the cap never cuts into the ttl)."""
+    ttl, cap = settings.event_ttl, settings.event_ttl_max
     if cap is not None and cap < ttl:
         cap = ttl
-    return ttl, cap, interval
+    return ttl, cap, settings.event_clean_interval
 
 
-def hcat_messages(settings: Any, server: str) -> HCatMessages:
-    extra = getattr(settings, "extra", {}) or {}
+def hcat_messages(settings: Settings, server: str) -> HCatMessages:
+    extra = settings.extra
     return HCatMessages(TopicMapper(settings.topic_prefix), get_format(extra.get("hcatalog.message.format", "json")),
                         server=server, principal=extra.get("hcat.metastore.principal",
                                                            extra.get("hive.metastore.kerberos.principal", "")))
@@ -48,18 +49,18 @@ class Notifications:
             self.cleaner.stop()
 
 
-def relay_enabled(settings: Any) -> bool:
+def relay_enabled(settings: Settings) -> bool:
     return not is_embedded(settings.bus) and bool(settings.relay)
 
 
-def register_relay(catalog: Any, settings: Any) -> None:
+def register_relay(catalog: Any, settings: Settings) -> None:
     """Register the relay's cursor (at the current event, if new) before the server takes requests: the relay
     thread starts later, in a worker, and what is committed meanwhile must still be relayed."""
     if relay_enabled(settings):
         catalog.register_consumer(RELAY_NAME)
 
 
-def start_notifications(catalog: Any, settings: Any, server: str) -> Notifications:
+def start_notifications(catalog: Any, settings: Settings, server: str) -> Notifications:
     """Start the cleaner (unless its interval is 0) and, with a bus configured and the relay on, the relay."""
     ttl, cap, interval = retention_settings(settings)
     cleaner = Cleaner(catalog, ttl, cap, interval).start() if interval > 0 else None

@@ -9,26 +9,28 @@ import signal
 import sys
 import threading
 
+from typing import TYPE_CHECKING
+
 import click
 
-from .. import config
+from ..app import command_settings, open_catalog
+from ..config import Settings, parse_duration
+
+if TYPE_CHECKING:
+    from ..catalog.service import Catalog
 
 log = logging.getLogger(__name__)
 
 
-def _settings(ctx: click.Context, **kw: object) -> config.Settings:
-    root = ctx.find_root()
-    return config.load((root.obj or {}).get("config"), **kw)
+def _settings(ctx: click.Context, **kw: object) -> Settings:
+    return command_settings(ctx, **kw)
 
 
-def _catalog(s: config.Settings):  # type: ignore[no-untyped-def]
-    from ..app import location_policy, open_store
-    from ..catalog.service import Catalog
-    from ..catalog.warehouse import Warehouse
+def _catalog(s: Settings) -> Catalog:
     from ..store.migrate import SchemaVersionError
 
     try:
-        return Catalog(open_store(s), Warehouse(s.warehouse_dir), locations=location_policy(s))
+        return open_catalog(s)
     except SchemaVersionError as e:
         raise click.ClickException(str(e)) from None
 
@@ -67,9 +69,8 @@ def relay(ctx: click.Context, db: str | None, data_dir: str | None, bus: str | N
           batch: int, poll: float, lease: float, skip_missing: bool, topic_prefix: str | None,
           message_format: str | None, server_url: str | None) -> None:
     """Publish the notification log to a message bus (as `metastore serve --bus` does inside the server)."""
-    from .background import hcat_messages
-    from .brokers import is_embedded, open_broker
-    from .relay import Relay
+    from ..app import build_relay
+    from .brokers import is_embedded
 
     s = _settings(ctx, db=db, data_dir=data_dir, bus=bus, topic_prefix=topic_prefix)
     if message_format:
@@ -83,9 +84,8 @@ def relay(ctx: click.Context, db: str | None, data_dir: str | None, bus: str | N
         start_at = (oldest - 1) if oldest is not None else 0
     elif start_at == "latest":
         start_at = None
-    r = Relay(catalog, open_broker(s.bus), hcat_messages(s, server_url or f"thrift://{s.host}:{s.port}"),
-              name=name, batch=batch, poll=poll, lease=lease, start_at=start_at,  # type: ignore[arg-type]
-              skip_missing=skip_missing)
+    r = build_relay(s, catalog, name, start_at, server_url,  # type: ignore[arg-type]
+                    batch=batch, poll=poll, lease=lease, skip_missing=skip_missing)
     signal.signal(signal.SIGTERM, lambda *_: r.stop(0))
     click.echo(f"relay {name}: {catalog.store.engine.url.render_as_string(hide_password=True)} -> "
                f"{r.broker.describe()}", err=True)
@@ -127,7 +127,7 @@ def events_tail(ctx: click.Context, topics: tuple[str, ...], bus: str | None, me
     from .brokers import is_embedded
     from .subscriber import Message, subscribe
 
-    s = _settings(ctx, db=db, bus=bus, topic_prefix=topic_prefix)
+    s = _settings(ctx, db=db, bus=bus, topic_prefix=topic_prefix, metastore=metastore)
     seen = 0
     done = threading.Event()
 
@@ -158,7 +158,7 @@ def events_tail(ctx: click.Context, topics: tuple[str, ...], bus: str | None, me
         where = url
     else:
         url = None
-        source = _catalog(s) if db else (metastore or f"thrift://{s.host}:{s.port}")
+        source = _catalog(s) if db else s.metastore_uri
         where = db or source
     sub = subscribe(list(topics) or ["#"], show, bus=url, source=source, name=name, state=state,
                     start=_start(start), prefix=s.topic_prefix)
@@ -241,12 +241,14 @@ def events_clean(ctx: click.Context, db: str | None, data_dir: str | None, ttl: 
                  max_ttl: str | None) -> None:
     """Clean the log once, as the server does every event_clean_interval."""
     from .background import retention_settings
-    from .retention import parse_duration
 
     s = _settings(ctx, db=db, data_dir=data_dir)
     t, cap, _ = retention_settings(s)
-    t = parse_duration(ttl, t) or 0
-    cap = parse_duration(max_ttl, cap)
+    try:  # one-off values of this command, not settings
+        t = parse_duration(ttl, t) or 0
+        cap = parse_duration(max_ttl, cap)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--ttl/--max-ttl") from None
     n = _catalog(s).clean_notifications(int(t), int(cap) if cap is not None else None)
     click.echo(f"cleaned {n} events")
 

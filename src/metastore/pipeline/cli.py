@@ -13,16 +13,22 @@ def pipeline() -> None:
 
 
 @pipeline.command("status")
-@click.option("--state", "state_path", default="metastore-data/pipeline/pipeline.sqlite", show_default=True,
-              help="the pipeline's state file (SQLite)")
+@click.option("--state", "state_path", help="the pipeline's state file (SQLite) "
+                                           "[<data_dir>/pipeline/pipeline.sqlite of the settings]")
 @click.option("--all", "show_all", is_flag=True, help="list every processed partition, not only a count")
-def status_cmd(state_path: str, show_all: bool) -> None:
+@click.pass_context
+def status_cmd(ctx: click.Context, state_path: str | None, show_all: bool) -> None:
     """List jobs with their processed, pending and failed partitions."""
+    from ..app import command_settings, pipeline_state
+    from ..extras import require
+
+    require("rich", "pipeline", "metastore pipeline status")
     from rich.console import Console
     from rich.table import Table
 
     from .core import status
 
+    state_path = state_path or pipeline_state(command_settings(ctx))
     if not os.path.exists(state_path):
         raise click.ClickException(f"no pipeline state at {state_path}")
     rows = status(state_path)

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from ..app import command_settings
 from . import NothingToDo, ReplError, dump, load, reset, root_dir, status
 
 
@@ -22,8 +23,13 @@ def _options(pairs: tuple[str, ...]) -> dict[str, str]:
 _with = click.option("--with", "with_", multiple=True, metavar="KEY=VALUE",
                      help="Options as in REPL ... WITH (...): hive.repl.rootdir (staging root), "
                           "metastore.repl.copy.engine (spark|local), spark.master, spark.* ...")
-_metastore = click.option("--metastore", "uri", default="thrift://127.0.0.1:9083", show_default=True,
-                          help="The metastore: the source for dump, the target for load and status.")
+_metastore = click.option("--metastore", "uri", help="The metastore: the source for dump, the target for load "
+                                                    "and status [setting `metastore`, thrift://127.0.0.1:9083].")
+
+
+def _uri(ctx: click.Context, uri: str | None) -> str:
+    """The metastore's URI: --metastore, else the settings' (checked: thrift://HOST:PORT)."""
+    return command_settings(ctx, metastore=uri).metastore_uri
 
 
 @click.group()
@@ -35,11 +41,12 @@ def repl() -> None:
 @click.argument("db")
 @_with
 @_metastore
-def dump_cmd(db: str, with_: tuple[str, ...], uri: str) -> None:
+@click.pass_context
+def dump_cmd(ctx: click.Context, db: str, with_: tuple[str, ...], uri: str | None) -> None:
     """Dump DB: a bootstrap the first time, then the events since the last dump."""
     opts = _options(with_)
     try:
-        r = dump(uri, db, root_dir(opts))
+        r = dump(_uri(ctx, uri), db, root_dir(opts))
     except NothingToDo as e:
         click.echo(str(e))
         return
@@ -53,11 +60,13 @@ def dump_cmd(db: str, with_: tuple[str, ...], uri: str) -> None:
 @click.option("--into", "into", help="The target database [SRCDB].")
 @_with
 @_metastore
-def load_cmd(srcdb: str, into: str | None, with_: tuple[str, ...], uri: str) -> None:
+@click.pass_context
+def load_cmd(ctx: click.Context, srcdb: str, into: str | None, with_: tuple[str, ...],
+             uri: str | None) -> None:
     """Load the dumps of SRCDB not yet loaded into the target database."""
     opts = _options(with_)
     try:
-        results = load(uri, srcdb, into or srcdb, root_dir(opts), opts)
+        results = load(_uri(ctx, uri), srcdb, into or srcdb, root_dir(opts), opts)
     except NothingToDo as e:
         click.echo(str(e))
         return
@@ -71,10 +80,11 @@ def load_cmd(srcdb: str, into: str | None, with_: tuple[str, ...], uri: str) -> 
 @click.argument("tgtdb")
 @_metastore
 @click.option("--json", "as_json", is_flag=True)
-def status_cmd(tgtdb: str, uri: str, as_json: bool) -> None:
+@click.pass_context
+def status_cmd(ctx: click.Context, tgtdb: str, uri: str | None, as_json: bool) -> None:
     """The replication state kept on the target database TGTDB."""
     try:
-        s = status(uri, tgtdb)
+        s = status(_uri(ctx, uri), tgtdb)
     except ReplError as e:
         raise click.ClickException(str(e)) from None
     if as_json:
@@ -106,14 +116,11 @@ def sql(ctx: click.Context, statement: str | None, db: str | None, data_dir: str
     """Run a scheduled-query statement (CREATE/ALTER/DROP SCHEDULED QUERY, SELECT * FROM
     information_schema.scheduled_queries | information_schema.scheduled_executions | sys.replication_metrics);
     without STATEMENT, an interactive shell (statements end with ';')."""
-    from .. import config
-    from ..app import open_store
+    from ..app import scheduled_store
     from ..store.migrate import SchemaVersionError
-    from ..store.scheduled import ScheduledStore
 
-    root = ctx.find_root()
     try:
-        store = ScheduledStore(open_store(config.load((root.obj or {}).get("config"), db=db, data_dir=data_dir)).engine)
+        store = scheduled_store(command_settings(ctx, db=db, data_dir=data_dir))
     except SchemaVersionError as e:
         raise click.ClickException(str(e)) from None
     if statement is not None:

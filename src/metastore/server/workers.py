@@ -1,5 +1,8 @@
-"""Several server processes on one port (SO_REUSEPORT), so calls are not serialized by one interpreter;
-and the resource bounds each process's fronts keep (FrontLimits, AcceptErrors).
+"""Several server processes on one port, so calls are not serialized by one interpreter; and the resource
+bounds each process's fronts keep (FrontLimits, AcceptErrors).
+
+The parent binds each front's listening socket (`listen`) before it forks; every worker adopts the same socket
+(ThriftServer.adopt, RestServer.adopt) and accepts on it, so the kernel spreads connections over them.
 
 Every worker has its own store connections and its own cache of serialized forms; the caches stay exact
 because each read checks the table's version in the shared database. The parent only supervises: it
@@ -22,7 +25,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +40,19 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except OSError:  # not Linux: the parent still stops its workers on a clean exit
         pass
+
+
+def listen(host: str, port: int, backlog: int = 1024) -> socket.socket:
+    """A listening TCP socket on host:port (port 0: any free port), for a front to adopt."""
+    s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, port))
+        s.listen(backlog)  # a burst of connections waits here rather than in the clients' SYN retries
+    except BaseException:
+        s.close()
+        raise
+    return s
 
 
 def supervise(workers: int, run_worker: Callable[[int], None]) -> None:
@@ -121,25 +140,17 @@ class FrontLimits:
             raise ValueError(f"limits must be positive: {self}")
 
 
-def front_limits(settings: Any, fronts: int) -> FrontLimits:
+def front_limits(settings: Settings, fronts: int) -> FrontLimits:
     """The settings' bounds, the connection cap lowered to what this process's descriptors allow (after
-    raising the soft limit to the hard one, as the JVM does), so that a full front never starves the store."""
-    from ..notify.retention import parse_duration
-
-    durations = {}
-    for name in ("idle_timeout", "read_timeout"):
-        try:
-            durations[name] = parse_duration(getattr(settings, name))
-        except ValueError as e:
-            raise ValueError(f"{name}: {e}") from None
-    idle, read = durations["idle_timeout"], durations["read_timeout"]
-    wanted = int(settings.max_connections)
+    raising the soft limit to the hard one, as the JVM does), so that a full front never starves the store.
+    The settings are already checked (positive durations, a cap of at least 1)."""
+    wanted = settings.max_connections
     cap = min(wanted, max(16, (raise_fd_limit(fronts * wanted * FD_PER_CONNECTION + FD_RESERVE) - FD_RESERVE)
                           // (fronts * FD_PER_CONNECTION)))
     if cap < wanted:
         log.warning("max_connections %d lowered to %d per front: this process may open %d descriptors "
                     "(ulimit -n)", wanted, cap, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    return FrontLimits(cap, idle or FrontLimits.idle_timeout, read or FrontLimits.read_timeout)
+    return FrontLimits(cap, settings.idle_timeout, settings.read_timeout)
 
 
 def raise_fd_limit(wanted: int) -> int:
