@@ -29,6 +29,8 @@ class EventType(StrEnum):
     @classmethod
     def of(cls, name: str | None) -> EventType | None:
         """The member named `name`, or None for a type this project does not know (newer Hive's, say)."""
+        if name is None:
+            return None
         try:
             return cls(name)
         except ValueError:

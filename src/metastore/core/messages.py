@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..thrift import hms, tjson
 from . import model as m
@@ -161,11 +161,11 @@ class CreateDatabase(Message):
 @dataclass(frozen=True)
 class AlterDatabase(Message):
     @cached_property
-    def before(self) -> Any | None:  # hms.Database
+    def before(self) -> hms.Database | None:
         return _obj(self.raw, "dbObjBeforeJson", hms.Database)
 
     @cached_property
-    def after(self) -> Any | None:  # hms.Database
+    def after(self) -> hms.Database | None:
         return _obj(self.raw, "dbObjAfterJson", hms.Database)
 
 
@@ -179,7 +179,7 @@ class TableMessage(Message):
     """A message about one table; `table_obj` is the table as of the event (None if the message lacks it)."""
 
     @cached_property
-    def table_obj(self) -> Any | None:  # hms.Table
+    def table_obj(self) -> hms.Table | None:
         return _obj(self.raw, "tableObjJson", hms.Table)
 
     @property
@@ -197,15 +197,15 @@ class CreateTable(TableMessage):
 @dataclass(frozen=True)
 class AlterTable(TableMessage):
     @cached_property
-    def before(self) -> Any | None:  # hms.Table
+    def before(self) -> hms.Table | None:
         return _obj(self.raw, "tableObjBeforeJson", hms.Table)
 
     @cached_property
-    def after(self) -> Any | None:  # hms.Table
+    def after(self) -> hms.Table | None:
         return _obj(self.raw, "tableObjAfterJson", hms.Table)
 
     @cached_property
-    def table_obj(self) -> Any | None:
+    def table_obj(self) -> hms.Table | None:
         return self.after
 
     @property
@@ -230,7 +230,7 @@ class DropTable(TableMessage):
 @dataclass(frozen=True)
 class AddPartition(TableMessage):
     @cached_property
-    def partitions(self) -> list[Any]:  # hms.Partition
+    def partitions(self) -> list[hms.Partition]:
         return [tjson.loads(p, hms.Partition) for p in self.raw.get("partitionListJson") or []]
 
     @property
@@ -242,11 +242,11 @@ class AddPartition(TableMessage):
 @dataclass(frozen=True)
 class AlterPartition(TableMessage):
     @cached_property
-    def before(self) -> Any | None:  # hms.Partition
+    def before(self) -> hms.Partition | None:
         return _obj(self.raw, "partitionObjBeforeJson", hms.Partition)
 
     @cached_property
-    def after(self) -> Any | None:  # hms.Partition
+    def after(self) -> hms.Partition | None:
         return _obj(self.raw, "partitionObjAfterJson", hms.Partition)
 
     @property
@@ -269,7 +269,7 @@ class DropPartition(TableMessage):
 @dataclass(frozen=True)
 class Insert(TableMessage):
     @cached_property
-    def partition(self) -> Any | None:  # hms.Partition
+    def partition(self) -> hms.Partition | None:
         return _obj(self.raw, "ptnObjJson", hms.Partition)
 
     @property
@@ -290,7 +290,7 @@ class Insert(TableMessage):
 @dataclass(frozen=True)
 class CreateFunction(Message):
     @cached_property
-    def function(self) -> Any | None:  # hms.Function
+    def function(self) -> hms.Function | None:
         return _obj(self.raw, "functionObjJson", hms.Function)
 
 
@@ -364,7 +364,18 @@ def message_fields(text: str | bytes | None, fmt: str | None = None) -> dict[str
     return raw
 
 
-def decode(event: Any) -> Message:
+class EventRow(Protocol):
+    """What decode() reads of a notification event (hms.NotificationEvent and the model's have it); message,
+    messageFormat, dbName and tableName are read when present."""
+
+    @property
+    def eventId(self) -> int | None: ...  # noqa: N802 - Hive's field names
+
+    @property
+    def eventType(self) -> str | None: ...  # noqa: N802
+
+
+def decode(event: EventRow) -> Message:
     """The typed message of a notification event (an hms.NotificationEvent or our model's, or anything with
     eventId, eventType, dbName, tableName, message and messageFormat)."""
     raw = message_fields(getattr(event, "message", None), getattr(event, "messageFormat", None))

@@ -203,4 +203,4 @@ def shallow_copy(obj: T) -> T:
         names = [f.name for f in declared]
         getter = attrgetter(*names)
         values = _FIELD_VALUES[cls] = getter if len(names) > 1 else (lambda o: (getter(o),))
-    return cls(*values(obj))  # type: ignore[no-any-return]
+    return cls(*values(obj))

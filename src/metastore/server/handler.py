@@ -14,24 +14,24 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
-from thriftpy2.thrift import TApplicationException
+from thriftpy2.thrift import TApplicationException, TException
 
 from .. import __version__
-from ..core import errors as E
-from ..core import model as m
-from ..core.names import split_part_name
 from ..catalog.locks import Component, aborted_bits
 from ..catalog.service import Catalog
 from ..config import hidden_keys, redact, secret_key
+from ..core import errors as E
+from ..core import model as m
+from ..core.names import split_part_name
 from ..notify.retention import parse_duration
 from ..thrift import hms
 from .convert import from_thrift, from_thrift_batch, stats_obj_from_thrift, to_thrift
 
 log = logging.getLogger(__name__)
 
-_EXC = {
+_EXC: dict[type[E.CatalogError], type[TException]] = {
     E.NoSuchObject: hms.NoSuchObjectException,
     E.AlreadyExists: hms.AlreadyExistsException,
     E.InvalidObject: hms.InvalidObjectException,
@@ -47,6 +47,10 @@ _EXC = {
     E.TxnOpen: hms.TxnOpenException,
     E.ConfigValSecurity: hms.ConfigValSecurityException,
 }
+
+
+# raised by a method as they are: the client gets them as declared
+_ANSWERED: tuple[type[Exception], ...] = (TApplicationException, *_EXC.values())
 
 
 # ---- configuration served to clients -----------------------------------------------------------------------
@@ -102,23 +106,29 @@ def _declared(method: str) -> tuple[type, ...]:
     return tuple(spec[2] for fid, spec in result.thrift_spec.items() if fid != 0)
 
 
-def _wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_T = TypeVar("_T")
+
+
+def _wrap(name: str, fn: Callable[_P, _R]) -> Callable[_P, _R]:
     declared = _declared(name)
 
     @functools.wraps(fn)
-    def call(*args: Any) -> Any:
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except E.CatalogError as e:
-            exc = _EXC[type(e)](message=e.message)
+            exc = _EXC[type(e)](message=e.message)  # type: ignore[call-arg]  # each has one field, message
             if isinstance(exc, declared):
                 raise exc from None
             if hms.MetaException in declared:
                 raise hms.MetaException(message=f"{type(exc).__name__}: {e.message}") from None
             if hms.NoSuchObjectException in declared and isinstance(e, E.InvalidObject):
                 raise hms.NoSuchObjectException(message=e.message) from None
-            raise TApplicationException(TApplicationException.INTERNAL_ERROR, f"{type(exc).__name__}: {e.message}")
-        except (TApplicationException, *(_EXC.values())):
+            raise TApplicationException(TApplicationException.INTERNAL_ERROR,
+                                        f"{type(exc).__name__}: {e.message}") from None
+        except _ANSWERED:
             raise
         except Exception as e:  # a bug or an unexpected store failure: report it, keep serving
             log.exception("%s failed", name)
@@ -149,7 +159,7 @@ def _db(name: str | None) -> str:
     return parse_db_name(name)[1]
 
 
-def _env(ctx: Any) -> dict[str, str]:
+def _env(ctx: hms.EnvironmentContext | None) -> dict[str, str]:
     return dict(ctx.properties or {}) if ctx is not None else {}
 
 
@@ -157,7 +167,7 @@ def _max(n: int | None) -> int:
     return -1 if n is None or n < 0 else n
 
 
-def _require(v: Any, what: str) -> Any:
+def _require(v: _T | None, what: str) -> _T:
     if v is None:
         raise E.MetaError(f"{what} must be given")
     return v
@@ -279,11 +289,11 @@ class Handler:
 
     # ---- databases ----------------------------------------------------------------------------------
 
-    def create_database(self, database: Any) -> None:
+    def create_database(self, database: hms.Database) -> None:
         db = from_thrift(_require(database, "database"), m.Database)
         self.catalog.create_database(db)
 
-    def get_database(self, name: str) -> Any:
+    def get_database(self, name: str) -> hms.Database:
         return to_thrift(self.catalog.get_database(_db(name)))
 
     def get_databases(self, pattern: str) -> list[str]:
@@ -292,7 +302,7 @@ class Handler:
     def get_all_databases(self) -> list[str]:
         return self.catalog.get_databases(None)
 
-    def alter_database(self, dbname: str, db: Any) -> None:
+    def alter_database(self, dbname: str, db: hms.Database) -> None:
         self.catalog.alter_database(_db(dbname), from_thrift(_require(db, "database"), m.Database))
 
     def drop_database(self, name: str, deleteData: bool, cascade: bool) -> None:
@@ -300,41 +310,44 @@ class Handler:
 
     # ---- tables -------------------------------------------------------------------------------------
 
-    def _fields(self, db: str, table: str, with_keys: bool) -> list[Any]:
+    def _fields(self, db: str, table: str, with_keys: bool) -> list[hms.FieldSchema]:
         try:
             return to_thrift(self.catalog.get_fields(_db(db), table, with_keys))
         except E.NoSuchObject as e:
             raise E.UnknownTable(e.message) from None
 
-    def get_fields(self, db_name: str, table_name: str) -> list[Any]:
+    def get_fields(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
         return self._fields(db_name, table_name, False)
 
-    def get_fields_with_environment_context(self, db_name: str, table_name: str, ctx: Any) -> list[Any]:
+    def get_fields_with_environment_context(self, db_name: str, table_name: str,
+                                            ctx: hms.EnvironmentContext) -> list[hms.FieldSchema]:
         return self._fields(db_name, table_name, False)
 
-    def get_schema(self, db_name: str, table_name: str) -> list[Any]:
+    def get_schema(self, db_name: str, table_name: str) -> list[hms.FieldSchema]:
         return self._fields(db_name, table_name, True)
 
-    def get_schema_with_environment_context(self, db_name: str, table_name: str, ctx: Any) -> list[Any]:
+    def get_schema_with_environment_context(self, db_name: str, table_name: str,
+                                            ctx: hms.EnvironmentContext) -> list[hms.FieldSchema]:
         return self._fields(db_name, table_name, True)
 
-    def _table_in(self, tbl: Any) -> m.Table:
+    def _table_in(self, tbl: hms.Table) -> m.Table:
         if _require(tbl, "table").sd is None:  # the model would fill in an empty one
             raise E.InvalidObject("Storage descriptor is not defined for the table")
         t = from_thrift(tbl, m.Table)
         t.dbName = _db(t.dbName)
         return t
 
-    def create_table(self, tbl: Any) -> None:
+    def create_table(self, tbl: hms.Table) -> None:
         self.catalog.create_table(self._table_in(tbl))
 
-    def create_table_with_environment_context(self, tbl: Any, ctx: Any) -> None:
+    def create_table_with_environment_context(self, tbl: hms.Table, ctx: hms.EnvironmentContext) -> None:
         self.catalog.create_table(self._table_in(tbl), _env(ctx))
 
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:
         self.catalog.drop_table(_db(dbname), name, bool(deleteData))
 
-    def drop_table_with_environment_context(self, dbname: str, name: str, deleteData: bool, ctx: Any) -> None:
+    def drop_table_with_environment_context(self, dbname: str, name: str, deleteData: bool,
+                                            ctx: hms.EnvironmentContext) -> None:
         self.catalog.drop_table(_db(dbname), name, bool(deleteData), _env(ctx))
 
     def get_tables(self, db_name: str, pattern: str) -> list[str]:
@@ -343,21 +356,21 @@ class Handler:
     def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:
         return self.catalog.get_tables(_db(db_name), pattern, tableType)
 
-    def get_table_meta(self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]) -> list[Any]:
+    def get_table_meta(self, db_patterns: str, tbl_patterns: str, tbl_types: list[str]) -> list[hms.TableMeta]:
         return to_thrift(self.catalog.get_table_meta(_db(db_patterns) if db_patterns else db_patterns,
                                                      tbl_patterns, tbl_types))
 
     def get_all_tables(self, db_name: str) -> list[str]:
         return self.catalog.get_tables(_db(db_name))
 
-    def get_table(self, dbname: str, tbl_name: str) -> Any:
+    def get_table(self, dbname: str, tbl_name: str) -> hms.Table:
         return to_thrift(self.catalog.get_table(_db(dbname), tbl_name))
 
-    def get_table_req(self, req: Any) -> Any:
+    def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
         req = _require(req, "request")
         return hms.GetTableResult(table=to_thrift(self.catalog.get_table(_db(req.dbName), req.tblName)))
 
-    def _tables_by_name(self, dbname: str, names: list[str] | None) -> list[Any]:
+    def _tables_by_name(self, dbname: str, names: list[str] | None) -> list[hms.Table]:
         if names is None:
             raise E.InvalidOperation("tbl_names is null")
         try:
@@ -365,38 +378,39 @@ class Handler:
         except E.NoSuchObject as e:
             raise E.UnknownDB(e.message) from None
 
-    def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[Any]:
+    def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[hms.Table]:
         return self._tables_by_name(dbname, tbl_names)
 
-    def get_table_objects_by_name_req(self, req: Any) -> Any:
+    def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> hms.GetTablesResult:
         req = _require(req, "request")
         return hms.GetTablesResult(tables=self._tables_by_name(req.dbName, req.tblNames))
 
-    def _alter_table(self, dbname: str, tbl_name: str, new_tbl: Any, cascade: bool, env: dict[str, str]) -> None:
+    def _alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool, env: dict[str, str]) -> None:
         new = from_thrift(_require(new_tbl, "new table"), m.Table)
         new.dbName = _db(new.dbName) if new.dbName else _db(dbname)
         if env.get("CASCADE", "").lower() == "true":
             cascade = True
         self.catalog.alter_table(_db(dbname), tbl_name, new, cascade, env)
 
-    def alter_table(self, dbname: str, tbl_name: str, new_tbl: Any) -> None:
+    def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         self._alter_table(dbname, tbl_name, new_tbl, False, {})
 
-    def alter_table_with_environment_context(self, dbname: str, tbl_name: str, new_tbl: Any, ctx: Any) -> None:
+    def alter_table_with_environment_context(self, dbname: str, tbl_name: str, new_tbl: hms.Table,
+                                             ctx: hms.EnvironmentContext) -> None:
         self._alter_table(dbname, tbl_name, new_tbl, False, _env(ctx))
 
-    def alter_table_with_cascade(self, dbname: str, tbl_name: str, new_tbl: Any, cascade: bool) -> None:
+    def alter_table_with_cascade(self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool) -> None:
         self._alter_table(dbname, tbl_name, new_tbl, bool(cascade), {})
 
     # ---- partitions ---------------------------------------------------------------------------------
 
     @staticmethod
-    def _part_in(p: Any) -> m.Partition:
+    def _part_in(p: hms.Partition) -> m.Partition:
         part = from_thrift(p, m.Partition)
         part.dbName = _db(part.dbName)
         return part
 
-    def _add(self, parts: list[Any], if_not_exists: bool = False, env: dict[str, str] | None = None,
+    def _add(self, parts: list[hms.Partition], if_not_exists: bool = False, env: dict[str, str] | None = None,
              single: bool = False) -> list[m.Partition]:
         if not parts:
             return []
@@ -405,16 +419,17 @@ class Handler:
             p.dbName = _db(p.dbName)
         return self.catalog.add_partitions(ps[0].dbName, ps[0].tableName, ps, if_not_exists, env, single=single)
 
-    def add_partition(self, new_part: Any) -> Any:
+    def add_partition(self, new_part: hms.Partition) -> hms.Partition:
         return to_thrift(self._add([new_part], single=True)[0])
 
-    def add_partition_with_environment_context(self, new_part: Any, ctx: Any) -> Any:
+    def add_partition_with_environment_context(self, new_part: hms.Partition,
+                                               ctx: hms.EnvironmentContext) -> hms.Partition:
         return to_thrift(self._add([new_part], env=_env(ctx), single=True)[0])
 
-    def add_partitions(self, new_parts: list[Any]) -> int:
+    def add_partitions(self, new_parts: list[hms.Partition]) -> int:
         return len(self._add(new_parts or []))
 
-    def add_partitions_req(self, request: Any) -> Any:
+    def add_partitions_req(self, request: hms.AddPartitionsRequest) -> hms.AddPartitionsResult:
         req = _require(request, "request")
         parts = req.parts or []
         for p in parts:
@@ -424,18 +439,18 @@ class Handler:
         added = self._add(parts, bool(req.ifNotExists))
         return hms.AddPartitionsResult(partitions=to_thrift(added) if req.needResult in (None, True) else None)
 
-    def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> Any:
+    def append_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         return to_thrift(self.catalog.append_partition(_db(db_name), tbl_name, part_vals))
 
     def append_partition_with_environment_context(self, db_name: str, tbl_name: str, part_vals: list[str],
-                                                  ctx: Any) -> Any:
+                                                  ctx: hms.EnvironmentContext) -> hms.Partition:
         return to_thrift(self.catalog.append_partition(_db(db_name), tbl_name, part_vals, env=_env(ctx)))
 
-    def append_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> Any:
+    def append_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         return to_thrift(self.catalog.append_partition(_db(db_name), tbl_name, name=part_name))
 
     def append_partition_by_name_with_environment_context(self, db_name: str, tbl_name: str, part_name: str,
-                                                          ctx: Any) -> Any:
+                                                          ctx: hms.EnvironmentContext) -> hms.Partition:
         return to_thrift(self.catalog.append_partition(_db(db_name), tbl_name, name=part_name, env=_env(ctx)))
 
     def drop_partition(self, db_name: str, tbl_name: str, part_vals: list[str], deleteData: bool) -> bool:
@@ -443,7 +458,7 @@ class Handler:
         return True
 
     def drop_partition_with_environment_context(self, db_name: str, tbl_name: str, part_vals: list[str],
-                                                deleteData: bool, ctx: Any) -> bool:
+                                                deleteData: bool, ctx: hms.EnvironmentContext) -> bool:
         return self.drop_partition(db_name, tbl_name, part_vals, deleteData)
 
     def drop_partition_by_name(self, db_name: str, tbl_name: str, part_name: str, deleteData: bool) -> bool:
@@ -451,10 +466,10 @@ class Handler:
         return True
 
     def drop_partition_by_name_with_environment_context(self, db_name: str, tbl_name: str, part_name: str,
-                                                        deleteData: bool, ctx: Any) -> bool:
+                                                        deleteData: bool, ctx: hms.EnvironmentContext) -> bool:
         return self.drop_partition_by_name(db_name, tbl_name, part_name, deleteData)
 
-    def drop_partitions_req(self, req: Any) -> Any:
+    def drop_partitions_req(self, req: hms.DropPartitionsRequest) -> hms.DropPartitionsResult:
         req = _require(req, "request")
         parts = req.parts
         if parts is None or (parts.names is None and parts.exprs is None):
@@ -466,72 +481,75 @@ class Handler:
                                                if_exists=req.ifExists is not False)
         return hms.DropPartitionsResult(partitions=to_thrift(dropped) if req.needResult else None)
 
-    def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> Any:
+    def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
         return to_thrift(self.catalog.get_partition(_db(db_name), tbl_name, part_vals or []))
 
     def get_partition_with_auth(self, db_name: str, tbl_name: str, part_vals: list[str], user: str,
-                                groups: list[str]) -> Any:
+                                groups: list[str]) -> hms.Partition:
         return self.get_partition(db_name, tbl_name, part_vals)
 
-    def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> Any:
+    def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> hms.Partition:
         return to_thrift(self.catalog.get_partition_by_name(_db(db_name), tbl_name, part_name))
 
-    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[Any]:
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[hms.Partition]:
         return to_thrift(self.catalog.get_partitions(_db(db_name), tbl_name, _max(max_parts)))
 
     def get_partitions_with_auth(self, db_name: str, tbl_name: str, max_parts: int, user: str,
-                                 groups: list[str]) -> list[Any]:
+                                 groups: list[str]) -> list[hms.Partition]:
         return self.get_partitions(db_name, tbl_name, max_parts)
 
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
         return self.catalog.get_partition_names(_db(db_name), tbl_name, _max(max_parts))
 
-    def get_partitions_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[Any]:
+    def get_partitions_ps(self, db_name: str, tbl_name: str, part_vals: list[str],
+                          max_parts: int) -> list[hms.Partition]:
         return to_thrift(self.catalog.get_partitions_ps(_db(db_name), tbl_name, part_vals or [], _max(max_parts)))
 
     def get_partitions_ps_with_auth(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int,
-                                    user: str, groups: list[str]) -> list[Any]:
+                                    user: str, groups: list[str]) -> list[hms.Partition]:
         return self.get_partitions_ps(db_name, tbl_name, part_vals, max_parts)
 
     def get_partition_names_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[str]:
         return self.catalog.get_partition_names_ps(_db(db_name), tbl_name, part_vals or [], _max(max_parts))
 
-    def get_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str, max_parts: int) -> list[Any]:
+    def get_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str, max_parts: int) -> list[hms.Partition]:
         return to_thrift(self.catalog.get_partitions_by_filter(_db(db_name), tbl_name, filter, _max(max_parts)))
 
     def get_num_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str) -> int:
         return self.catalog.count_partitions_by_filter(_db(db_name), tbl_name, filter)
 
-    def get_partitions_by_expr(self, req: Any) -> Any:
+    def get_partitions_by_expr(self, req: hms.PartitionsByExprRequest) -> hms.PartitionsByExprResult:
         raise E.MetaError("get_partitions_by_expr is not supported: this metastore evaluates partition filter "
                           "strings only (get_partitions_by_filter); Hive's serialized expressions cannot be read")
 
-    def get_partitions_by_names(self, db_name: str, tbl_name: str, names: list[str]) -> list[Any]:
+    def get_partitions_by_names(self, db_name: str, tbl_name: str, names: list[str]) -> list[hms.Partition]:
         return to_thrift(self.catalog.get_partitions_by_names(_db(db_name), tbl_name, names or []))
 
-    def get_partitions_by_names_req(self, req: Any) -> Any:
+    def get_partitions_by_names_req(self, req: hms.GetPartitionsByNamesRequest) -> hms.GetPartitionsByNamesResult:
         req = _require(req, "request")
         parts = self.catalog.get_partitions_by_names(_db(req.db_name), req.tbl_name, req.names or [])
         return hms.GetPartitionsByNamesResult(partitions=to_thrift(parts))
 
-    def _alter_parts(self, db_name: str, tbl_name: str, parts: list[Any], env: dict[str, str]) -> None:
+    def _alter_parts(self, db_name: str, tbl_name: str, parts: list[hms.Partition], env: dict[str, str]) -> None:
         self.catalog.alter_partitions(_db(db_name), tbl_name, [self._part_in(p) for p in parts or []], env)
 
-    def alter_partition(self, db_name: str, tbl_name: str, new_part: Any) -> None:
+    def alter_partition(self, db_name: str, tbl_name: str, new_part: hms.Partition) -> None:
         self._alter_parts(db_name, tbl_name, [_require(new_part, "partition")], {})
 
-    def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[Any]) -> None:
+    def alter_partitions(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition]) -> None:
         self._alter_parts(db_name, tbl_name, new_parts, {})
 
-    def alter_partitions_with_environment_context(self, db_name: str, tbl_name: str, new_parts: list[Any],
-                                                  ctx: Any) -> None:
+    def alter_partitions_with_environment_context(self, db_name: str, tbl_name: str, new_parts: list[hms.Partition],
+                                                  ctx: hms.EnvironmentContext) -> None:
         self._alter_parts(db_name, tbl_name, new_parts, _env(ctx))
 
-    def alter_partition_with_environment_context(self, db_name: str, tbl_name: str, new_part: Any, ctx: Any) -> None:
+    def alter_partition_with_environment_context(self, db_name: str, tbl_name: str, new_part: hms.Partition,
+                                                 ctx: hms.EnvironmentContext) -> None:
         self._alter_parts(db_name, tbl_name, [_require(new_part, "partition")], _env(ctx))
 
-    def rename_partition(self, db_name: str, tbl_name: str, part_vals: list[str], new_part: Any) -> None:
-        self.catalog.rename_partition(_db(db_name), tbl_name, part_vals or [], self._part_in(_require(new_part, "partition")))
+    def rename_partition(self, db_name: str, tbl_name: str, part_vals: list[str], new_part: hms.Partition) -> None:
+        self.catalog.rename_partition(_db(db_name), tbl_name, part_vals or [],
+                                      self._part_in(_require(new_part, "partition")))
 
     def partition_name_to_vals(self, part_name: str) -> list[str]:
         if not part_name:
@@ -546,7 +564,7 @@ class Handler:
     # ---- column statistics --------------------------------------------------------------------------
 
     @staticmethod
-    def _stats_in(stats: Any) -> m.ColumnStatistics:
+    def _stats_in(stats: hms.ColumnStatistics) -> m.ColumnStatistics:
         stats = _require(stats, "statistics")
         if stats.statsDesc is None or stats.statsObj is None:
             raise E.InvalidInput("Column statistics need a description and objects")
@@ -558,39 +576,40 @@ class Handler:
         return m.ColumnStatistics(m.ColumnStatisticsDesc(bool(d.isTblLevel), _db(d.dbName), d.tableName or "",
                                                          d.partName, d.lastAnalyzed), objs, stats.engine or "hive")
 
-    def update_table_column_statistics(self, stats_obj: Any) -> bool:
+    def update_table_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
         s = self._stats_in(stats_obj)
         if not s.statsDesc.isTblLevel:
             raise E.InvalidInput("Statistics are not table-level")
         self.catalog.update_column_statistics(s)
         return True
 
-    def update_partition_column_statistics(self, stats_obj: Any) -> bool:
+    def update_partition_column_statistics(self, stats_obj: hms.ColumnStatistics) -> bool:
         s = self._stats_in(stats_obj)
         s.statsDesc.isTblLevel = False
         self.catalog.update_column_statistics(s)
         return True
 
-    def get_table_column_statistics(self, db_name: str, tbl_name: str, col_name: str) -> Any:
+    def get_table_column_statistics(self, db_name: str, tbl_name: str, col_name: str) -> hms.ColumnStatistics:
         cs = self.catalog.get_table_column_statistics(_db(db_name), tbl_name, [col_name])
         if cs is None:
             raise E.NoSuchObject(f"Statistics for {db_name}.{tbl_name}.{col_name} not found")
         return to_thrift(cs)
 
-    def get_partition_column_statistics(self, db_name: str, tbl_name: str, part_name: str, col_name: str) -> Any:
+    def get_partition_column_statistics(self, db_name: str, tbl_name: str, part_name: str,
+                                        col_name: str) -> hms.ColumnStatistics:
         found = self.catalog.get_partition_column_statistics(_db(db_name), tbl_name, [part_name], [col_name])
         if not found:
             raise E.NoSuchObject(f"Statistics for {db_name}.{tbl_name} partition {part_name} column {col_name} "
                                  "not found")
         return to_thrift(next(iter(found.values())))
 
-    def get_table_statistics_req(self, request: Any) -> Any:
+    def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
         req = _require(request, "request")
         cs = self.catalog.get_table_column_statistics(_db(req.dbName), req.tblName, req.colNames or [],
                                                       req.engine or "hive")
         return hms.TableStatsResult(tableStats=to_thrift(cs.statsObj) if cs else [])
 
-    def get_partitions_statistics_req(self, request: Any) -> Any:
+    def get_partitions_statistics_req(self, request: hms.PartitionsStatsRequest) -> hms.PartitionsStatsResult:
         req = _require(request, "request")
         found = self.catalog.get_partition_column_statistics(_db(req.dbName), req.tblName, req.partNames or [],
                                                              req.colNames or [], req.engine or "hive")
@@ -607,7 +626,7 @@ class Handler:
 
     # ---- functions ----------------------------------------------------------------------------------
 
-    def create_function(self, func: Any) -> None:
+    def create_function(self, func: hms.Function) -> None:
         fn = from_thrift(_require(func, "function"), m.Function)
         fn.dbName = _db(fn.dbName)
         self.catalog.create_function(fn)
@@ -615,22 +634,22 @@ class Handler:
     def drop_function(self, dbName: str, funcName: str) -> None:
         self.catalog.drop_function(_db(dbName), funcName)
 
-    def alter_function(self, dbName: str, funcName: str, newFunc: Any) -> None:
+    def alter_function(self, dbName: str, funcName: str, newFunc: hms.Function) -> None:
         fn = from_thrift(_require(newFunc, "function"), m.Function)
         self.catalog.alter_function(_db(dbName), funcName, fn)
 
     def get_functions(self, dbName: str, pattern: str) -> list[str]:
         return self.catalog.get_functions(_db(dbName), pattern)
 
-    def get_function(self, dbName: str, funcName: str) -> Any:
+    def get_function(self, dbName: str, funcName: str) -> hms.Function:
         return to_thrift(self.catalog.get_function(_db(dbName), funcName))
 
-    def get_all_functions(self) -> Any:
+    def get_all_functions(self) -> hms.GetAllFunctionsResponse:
         return hms.GetAllFunctionsResponse(functions=to_thrift(self.catalog.get_all_functions()))
 
     # ---- notifications ------------------------------------------------------------------------------
 
-    def fire_listener_event(self, rqst: Any) -> Any:
+    def fire_listener_event(self, rqst: hms.FireEventRequest) -> hms.FireEventResponse:
         rqst = _require(rqst, "request")
         data = rqst.data
         inserts = ([data.insertData] if data is not None and data.insertData is not None else []) + list(
@@ -645,20 +664,22 @@ class Handler:
             ids.append(self.catalog.fire_insert_event(_db(rqst.dbName), rqst.tableName or "", vals, False, files))
         return hms.FireEventResponse(eventIds=ids)
 
-    def get_current_notificationEventId(self) -> Any:
+    def get_current_notificationEventId(self) -> hms.CurrentNotificationEventId:
         return hms.CurrentNotificationEventId(eventId=self.catalog.current_event_id())
 
-    def get_next_notification(self, rqst: Any) -> Any:
+    def get_next_notification(self, rqst: hms.NotificationEventRequest) -> hms.NotificationEventResponse:
         rqst = _require(rqst, "request")
-        tables = getattr(rqst, "tableNames", None)
+        # dbName and tableNames are Hive 4's fields, absent from this IDL: read only if a struct carries them
+        tables, db = getattr(rqst, "tableNames", None), getattr(rqst, "dbName", None)
         events = self.catalog.next_notifications(rqst.lastEvent or 0, rqst.maxEvents, rqst.eventTypeSkipList or (),
-                                                 _db(rqst.dbName) if getattr(rqst, "dbName", None) else None, tables)
+                                                 _db(db) if db else None, tables)
         return hms.NotificationEventResponse(events=[
             hms.NotificationEvent(eventId=e.eventId, eventTime=e.eventTime, eventType=e.eventType, dbName=e.dbName,
                                   tableName=e.tableName, message=e.message, messageFormat=e.messageFormat,
                                   catName=e.catName) for e in events])
 
-    def get_notification_events_count(self, rqst: Any) -> Any:
+    def get_notification_events_count(self,
+                                      rqst: hms.NotificationEventsCountRequest) -> hms.NotificationEventsCountResponse:
         rqst = _require(rqst, "request")
         n = self.catalog.events_count(rqst.fromEventId or 0, _db(rqst.dbName) if rqst.dbName else None,
                                       getattr(rqst, "toEventId", None), getattr(rqst, "limit", None))
@@ -666,7 +687,7 @@ class Handler:
 
     # ---- locks and transactions (issue: Iceberg on the metastore) -----------------------------------
 
-    def lock(self, rqst: Any) -> Any:
+    def lock(self, rqst: hms.LockRequest) -> hms.LockResponse:
         rqst = _require(rqst, "request")
         comps = [Component(_require(c.type, "lock type"), _require(c.level, "lock level"), _db(c.dbname),
                            c.tablename, c.partitionname) for c in _require(rqst.component, "lock components")]
@@ -674,15 +695,15 @@ class Handler:
                                                 rqst.agentInfo)
         return hms.LockResponse(lockid=lockid, state=state)
 
-    def check_lock(self, rqst: Any) -> Any:
+    def check_lock(self, rqst: hms.CheckLockRequest) -> hms.LockResponse:
         rqst = _require(rqst, "request")
         lockid, state = self.catalog.locks.check_lock(_require(rqst.lockid, "lockid"), rqst.txnid)
         return hms.LockResponse(lockid=lockid, state=state)
 
-    def unlock(self, rqst: Any) -> None:
+    def unlock(self, rqst: hms.UnlockRequest) -> None:
         self.catalog.locks.unlock(_require(_require(rqst, "request").lockid, "lockid"))
 
-    def show_locks(self, rqst: Any) -> Any:
+    def show_locks(self, rqst: hms.ShowLocksRequest) -> hms.ShowLocksResponse:
         db = table = part = txnid = None
         if rqst is not None:
             db, table, part, txnid = (_db(rqst.dbname) if rqst.dbname else None), rqst.tablename, rqst.partname, \
@@ -694,22 +715,28 @@ class Handler:
             hostname=x.host, heartbeatCount=x.heartbeat_count, agentInfo=x.agent_info,
             blockedByExtId=x.blocked_by, lockIdInternal=x.int_id) for x in locks])
 
-    def heartbeat(self, ids: Any) -> None:
+    def heartbeat(self, ids: hms.HeartbeatRequest) -> None:
         ids = _require(ids, "heartbeat request")
         self.catalog.locks.heartbeat(ids.lockid, ids.txnid)
 
-    def open_txns(self, rqst: Any) -> Any:
+    def open_txns(self, rqst: hms.OpenTxnRequest) -> hms.OpenTxnsResponse:
         rqst = _require(rqst, "request")
         ids = self.catalog.locks.open_txns(rqst.num_txns, rqst.user or "", rqst.hostname or "", rqst.agentInfo)
         return hms.OpenTxnsResponse(txn_ids=ids)
 
-    def abort_txn(self, rqst: Any) -> None:
+    def abort_txn(self, rqst: hms.AbortTxnRequest) -> None:
         self.catalog.locks.abort_txn(_require(_require(rqst, "request").txnid, "txnid"))
 
-    def commit_txn(self, rqst: Any) -> None:
+    def commit_txn(self, rqst: hms.CommitTxnRequest) -> None:
         self.catalog.locks.commit_txn(_require(_require(rqst, "request").txnid, "txnid"))
 
-    def get_open_txns(self) -> Any:
+    def get_open_txns(self) -> hms.GetOpenTxnsResponse:
         o = self.catalog.locks.get_open_txns()
         return hms.GetOpenTxnsResponse(txn_high_water_mark=o.high_water_mark, open_txns=o.open_txns,
                                        min_open_txn=o.min_open_txn, abortedBits=aborted_bits(o.open_txns, o.aborted))
+
+
+if TYPE_CHECKING:
+    def _implements(handler: Handler) -> hms.ThriftHiveMetastoreIface:
+        """mypy checks every method against the IDL's signature (the stub hms_types.pyi)."""
+        return handler

@@ -19,7 +19,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from thriftpy2.thrift import TType
 
@@ -31,6 +31,7 @@ _NAMES = {TType.BOOL: "tf", TType.BYTE: "i8", TType.I16: "i16", TType.I32: "i32"
 
 Memo = dict[int, str]  # id of a struct (or list of structs) -> its text, within one dumps_many call
 Writer = Callable[[Any, "Memo | None"], str]
+_S = TypeVar("_S")  # a thriftpy2 struct class
 _PLANS: dict[type, list[tuple[str, str, Writer]]] = {}
 _text = json.encoder.encode_basestring  # a JSON string literal, non-ASCII kept (as ensure_ascii=False)
 
@@ -163,7 +164,7 @@ def _compile(cls: type) -> Writer:
               "        memo[id(obj)] = text",
               "    return text"]
     exec("\n".join(lines), env)  # noqa: S102 - code built above from the class's own field names
-    return env["write"]  # type: ignore[no-any-return]
+    return env["write"]
 
 
 _WRITERS: dict[type, Writer] = {}
@@ -335,7 +336,7 @@ def _read_key(ttype: int, arg: Any, k: str) -> Any:
     return k
 
 
-def from_doc(doc: dict[str, Any], cls: type) -> Any:
+def from_doc(doc: dict[str, Any], cls: type[_S]) -> _S:
     """The thriftpy2 struct of class `cls` from its parsed TJSON document."""
     kwargs: dict[str, Any] = {}
     for fid, spec in cls.thrift_spec.items():  # type: ignore[attr-defined]
@@ -349,6 +350,6 @@ def from_doc(doc: dict[str, Any], cls: type) -> Any:
     return cls(**kwargs)
 
 
-def loads(text: str, cls: type) -> Any:
+def loads(text: str, cls: type[_S]) -> _S:
     """The thriftpy2 struct of class `cls` from its TJSON text."""
     return from_doc(json.loads(text), cls)
