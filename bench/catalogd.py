@@ -288,7 +288,8 @@ Speedup: **{speedup:.1f}x** (target: at least 5x). Both runs ended in the same c
 
 ## Lag from a metastore commit to a subscriber's replica, {lag_res['rate_target']:g} changes/s
 
-{lag_res['changes']:,} table changes (alter_table straight on the metastore by {WRITERS} clients, {lag_res['rate_achieved']} /s achieved),
+{lag_res['changes']:,} table changes (alter_table straight on the metastore by {WRITERS} clients,
+{lag_res['rate_achieved']} /s achieved),
 `metastore catalogd` (hierarchical, its defaults: event poll 50 ms, topic updates every 50 ms, full topic mode)
 and one subscriber process (HTTP long-poll); visibility = the subscriber applied the topic update with it:
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
@@ -230,7 +230,7 @@ class JdbcReference(Reference):
         for key, value in settings.items():
             prop = f"<property><name>{key}</name><value>{xml_escape(value)}</value></property>"
             site, n = re.subn(rf"<property><name>{re.escape(key)}</name><value>[^<]*</value></property>",
-                              lambda _m: prop, site)
+                              lambda _m, prop=prop: prop, site)
             if n == 0:
                 site = site.replace("</configuration>", f"  {prop}\n</configuration>")
         return site
@@ -286,7 +286,7 @@ def load_average() -> list[float]:
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def command_line(script: str, argv: list[str] | None, python: str = "python") -> str:

@@ -32,8 +32,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from common import (Reference, Serve, command_line, fresh_dir, free_port, host_facts, log,  # noqa: E402
-                    publish, utc_now, wait_port)
+from common import Reference, Serve, command_line, free_port, fresh_dir, host_facts, log, publish, utc_now, wait_port  # noqa: E402
 
 LOCK_PROPS = {"lock-check-min-wait-time": "0.01", "lock-check-max-wait-time": "0.1", "lock-check-retries": "100000"}
 PATHS = ("lock", "rest", "reference")

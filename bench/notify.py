@@ -264,8 +264,9 @@ def main() -> None:
           "| broker | drain events/s | steady: events | p50 ms | p99 ms | max ms "
           "| 4 clients: committed/s | delivered/s | p50 ms | p99 ms |", "|---|---|---|---|---|---|---|---|---|---|"]
     for b, r in results["brokers"].items():
-        d, l, x = r["drain"], r["latency"], r["loaded"]
-        md.append(f"| {b} | {d['events_per_s']} | {l['events']} | {l['p50_ms']} | {l['p99_ms']} | {l['max_ms']} "
+        d, lat, x = r["drain"], r["latency"], r["loaded"]
+        md.append(f"| {b} | {d['events_per_s']} | {lat['events']} | {lat['p50_ms']} | {lat['p99_ms']} "
+                  f"| {lat['max_ms']} "
                   f"| {x['committed_per_s']} | {x['delivered_per_s']} | {x['p50_ms']} | {x['p99_ms']} |")
     write_results(Path(a.out), "notify.json", results, "notify.md", "\n".join(md) + "\n")
     print("\n".join(md))

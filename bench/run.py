@@ -51,8 +51,20 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import (ROOT, JdbcReference, JdbcStore, Reference, Serve, command_line, fresh_dir, free_port, host_facts,
-                    log, publish, utc_now)
+from common import (
+    ROOT,
+    JdbcReference,
+    JdbcStore,
+    Reference,
+    Serve,
+    command_line,
+    free_port,
+    fresh_dir,
+    host_facts,
+    log,
+    publish,
+    utc_now,
+)
 
 PG_ADMIN = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
 MARIA_ADMIN = "mysql+pymysql://root@127.0.0.1:3306/"
@@ -743,11 +755,13 @@ def build_rows(p: Params, ours: dict[str, dict[str, float]],
 
 def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     backends = list(rows[0]["ours"]) if rows else []
+    protocol = ("TBinaryProtocolAccelerated, C" if meta.get("client_protocol", "plain") == "accelerated"
+                else "TBinaryProtocol, pure Python, as PyIceberg")
     lines = [f"# Metastore benchmark ({'quick' if meta['quick'] else 'full'} run, {meta['finished']})", "",
              f"`{meta['command']}`", "",
              f"Host: {meta['host']['cpus']} CPUs (shared), Python {meta['host']['python']}; "
              f"client: Apache Thrift `hive_metastore` (TBufferedTransport + "
-             f"{'TBinaryProtocolAccelerated, C' if meta.get('client_protocol', 'plain') == 'accelerated' else 'TBinaryProtocol, pure Python, as PyIceberg'}), "
+             f"{protocol}), "
              "the same for both servers. "
              "Reference: " + ("; ".join(f"{name}: {d}" for name, d in meta["references"].items())
                               if meta.get("references") else "not run (--no-reference)") + ".",
@@ -761,12 +775,14 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         for r in rows:
             ratio = r["ratio"][b]
             lines.append(f"| {r['label']} ({r['unit']}, {r['better']} is better) | {fmt(r['ours'][b], r['unit'])} "
-                         f"| {fmt(r['reference_by_backend'][b], r['unit'])} | {'—' if ratio is None else f'{ratio:.2f}'} "
+                         f"| {fmt(r['reference_by_backend'][b], r['unit'])} "
+                         f"| {'—' if ratio is None else f'{ratio:.2f}'} "
                          f"| {r['winner'][b]} |")
         lines.append("")
     lines += ["Times on the wire are measured from the request's first byte to the reply's last on a persistent "
               "connection (decoding not included; `client_call_ms` in results.json includes it). Calls/s are "
-              "medians over fixed windows; add_partitions is one run; memory is VmRSS from /proc for one process, PSS summed over the processes of a server with workers.", ""]
+              "medians over fixed windows; add_partitions is one run; memory is VmRSS from /proc for one process, "
+              "PSS summed over the processes of a server with workers.", ""]
     return "\n".join(lines)
 
 

@@ -38,8 +38,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import (BENCH, ROOT, Reference, Serve, command_line, fresh_dir, host_facts, load_average, log,
-                    publish, utc_now)
+from common import (
+    BENCH,
+    ROOT,
+    Reference,
+    Serve,
+    command_line,
+    fresh_dir,
+    host_facts,
+    load_average,
+    log,
+    publish,
+    utc_now,
+)
 
 WORKLOAD = ROOT / "tests" / "spark_workload.py"
 PHASES = ("write", "read")

@@ -71,7 +71,8 @@ def _cols(*names: str) -> list[Any]:
     return [hms.FieldSchema(name=n, type="string", comment="") for n in names]
 
 
-def table(db: str, name: str, parts: tuple[str, ...] = (), external: str | None = None, cols: tuple[str, ...] = ("a", "b")) -> Any:
+def table(db: str, name: str, parts: tuple[str, ...] = (), external: str | None = None,
+          cols: tuple[str, ...] = ("a", "b")) -> Any:
     sd = hms.StorageDescriptor(cols=_cols(*cols), location=external,
                                inputFormat="org.apache.hadoop.mapred.TextInputFormat",
                                outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",

@@ -12,11 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Server, free_port, unique
 
 from metastore.core.errors import EventsMissing
 from metastore.thrift import hms
 from metastore.thrift.client import MetastoreClient, MetastoreUnavailable, parse_uri
+
+from conftest import ROOT, Server, free_port, unique
 
 
 def _db(name: str) -> object:
@@ -114,7 +115,8 @@ def test_cleaned_events_raise_events_missing(server: Server) -> None:
         ms.drop_database(db, True, True)
         time.sleep(1.1)
         p = subprocess.run([sys.executable, "-m", "metastore.cli", "events", "clean", "--db", server.db.url,
-                            "--ttl", "0", "--max-ttl", "0"], check=False, capture_output=True, text=True, cwd=ROOT, timeout=60)
+                            "--ttl", "0", "--max-ttl", "0"],
+                           check=False, capture_output=True, text=True, cwd=ROOT, timeout=60)
         assert p.returncode == 0, p.stderr
         with pytest.raises(EventsMissing, match="^events missing"):
             ms.next_notification(0, 10)

@@ -77,7 +77,7 @@ def expected_aggregate(rows: list[tuple[int, str, int, int, str]]) -> list[tuple
             a[0] += 1
             a[1] += qty
             a[2] += qty * price
-    return [(item, *acc[item]) for item in sorted(acc)]
+    return [(item, a[0], a[1], a[2]) for item, a in sorted(acc.items())]
 
 
 # ------------------------------------------------------------------------------------------ the server

@@ -119,7 +119,8 @@ def plan(pairs: list[tuple[str, str, bool]]) -> tuple[list[Task], list[str]]:
             continue  # gone on the source since the dump: a later dump drops it
         have = _files(dst, deep) if os.path.isdir(dst) else {}
         want = _files(src, deep)
-        tasks += [(os.path.join(src, rel), os.path.join(dst, rel), size, src, dst) for rel, size in sorted(want.items())]
+        tasks += [(os.path.join(src, rel), os.path.join(dst, rel), size, src, dst)
+                  for rel, size in sorted(want.items())]
         extra += [os.path.join(dst, rel) for rel in sorted(set(have) - set(want))]
     return tasks, extra
 
@@ -174,7 +175,8 @@ def _on_spark(tasks: list[Task], options: dict[str, str]) -> list[Any]:
         slices = max(1, min(len(tasks), sc.defaultParallelism * 4))
         return sc.parallelize(tasks, slices).map(copy_file).collect()
     except Exception as e:  # noqa: BLE001 - Py4J wraps the executors' errors
-        raise CopyFailed(f"the data copy job failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CopyFailed(f"the data copy job failed: {first}") from None
     finally:
         if own:
             spark.stop()

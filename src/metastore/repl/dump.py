@@ -116,7 +116,7 @@ def _bootstrap(src: MetastoreClient, staging: Staging, db: str, db_obj: object, 
     return r
 
 
-def _concerns(e: object, db: str) -> bool:
+def _concerns(e: hms.NotificationEvent, db: str) -> bool:
     if (getattr(e, "dbName", None) or "").lower() == db:
         return True
     try:

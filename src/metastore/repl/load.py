@@ -185,7 +185,8 @@ def _runs(events: list[_Event], limit: int = 1000) -> list[list[_Event]]:
 
 
 class Loader:
-    def __init__(self, tgt: MetastoreClient, dump: Dump, src_db: str, tgt_db: str, copy_options: dict[str, str]) -> None:
+    def __init__(self, tgt: MetastoreClient, dump: Dump, src_db: str, tgt_db: str,
+                 copy_options: dict[str, str]) -> None:
         self.tgt = tgt
         self.dump = dump
         self.src_db = src_db
@@ -227,8 +228,7 @@ class Loader:
             self._copy_data()
             db = self.tgt.get_database(self.db)
             here = self.tgt.current_event_id()
-            params = {LAST_ID: str(self.dump.meta.to_id), TARGET_EVENT: str(here), LOADING: None}
-            self._set_params(db, params)
+            self._set_params(db, {LAST_ID: str(self.dump.meta.to_id), TARGET_EVENT: str(here), LOADING: None})
         except (MetastoreUnavailable, datacopy.CopyFailed):
             raise  # a retry resumes from the checkpoint
         except HIVE_ERRORS as e:
@@ -626,7 +626,8 @@ class Loader:
             names = [_part_name(t, p.values) for p in mapped]
             have = {tuple(p.values): p for p in self.tgt.get_partitions_by_names(self.db, name, names)}
             new = [p for p in mapped if tuple(p.values) not in have]
-        changed = [p for p in mapped if tuple(p.values) in have and _comparable(have[tuple(p.values)]) != _comparable(p)]
+        changed = [p for p in mapped
+                   if tuple(p.values) in have and _comparable(have[tuple(p.values)]) != _comparable(p)]
         if new:
             added = self.tgt.add_partitions_req(hms.AddPartitionsRequest(
                 dbName=self.db, tblName=name, parts=new, ifNotExists=True, needResult=True))

@@ -74,7 +74,7 @@ def next_time(schedule: str, after: float) -> int:
     now = int(after)
     m = _EVERY.match(schedule)
     if m:
-        n, unit, kind, at = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+        n, unit, at = int(m.group(1)), m.group(2), m.group(4)
         period = n * UNITS[unit]
         shift = parse_time_of_day(at) if at else 0
         return ((now - shift) // period + 1) * period + shift
@@ -82,7 +82,7 @@ def next_time(schedule: str, after: float) -> int:
     if not m:
         raise ReplError(f"unknown schedule {schedule!r}")
     sec, mins, hours, dom, months, dow, years = parse_cron(m.group(1))
-    t = dt.datetime.fromtimestamp(now + 1, dt.timezone.utc)
+    t = dt.datetime.fromtimestamp(now + 1, dt.UTC)
     minute = t.replace(second=0)
     for _ in range(60 * 24 * 366 * 2):  # minutes in two years
         qdow = minute.isoweekday() % 7 + 1  # Quartz: SUN=1

@@ -23,20 +23,10 @@ from __future__ import annotations
 import contextlib
 import threading
 import urllib.parse
-from typing import Any, Self, TypeAlias
+from typing import Any, Self
 
 from ..core.errors import EventsMissing
 from . import hms
-
-# The hms structs are built by thriftpy2 at import time, so static checkers see them as Any; these names say
-# which struct a method takes or returns.
-Database: TypeAlias = Any
-Table: TypeAlias = Any
-Partition: TypeAlias = Any
-Function: TypeAlias = Any
-NotificationEvent: TypeAlias = Any
-EnvironmentContext: TypeAlias = Any
-LockResponse: TypeAlias = Any
 
 # Hive's exceptions: the metastore's answers, not failures of the connection.
 HIVE_ERRORS: tuple[type[BaseException], ...] = tuple(getattr(hms, n) for n in (
@@ -165,7 +155,7 @@ class MetastoreClient:
         self.close()
 
     # -- notifications --------------------------------------------------------------------------------
-    def next_notification(self, after: int, limit: int) -> list[NotificationEvent]:
+    def next_notification(self, after: int, limit: int) -> list[hms.NotificationEvent]:
         """Events with ids above `after`, at most `limit`, in id order; EventsMissing if some were cleaned."""
         req = hms.NotificationEventRequest(lastEvent=after, maxEvents=limit)
         try:
@@ -180,7 +170,7 @@ class MetastoreClient:
     def current_event_id(self) -> int:
         return int(self._call("get_current_notificationEventId", read=True).eventId)
 
-    def fire_listener_event(self, req: Any) -> list[int]:
+    def fire_listener_event(self, req: hms.FireEventRequest) -> list[int]:
         """The ids of the events written for a FireEventRequest."""
         return [int(i) for i in (self._call("fire_listener_event", req).eventIds or [])]
 
@@ -188,20 +178,20 @@ class MetastoreClient:
     def get_all_databases(self) -> list[str]:
         return list(self._call("get_all_databases", read=True) or [])
 
-    def get_database(self, name: str) -> Database:
+    def get_database(self, name: str) -> hms.Database:
         return self._call("get_database", name, read=True)
 
-    def find_database(self, name: str) -> Database | None:
+    def find_database(self, name: str) -> hms.Database | None:
         """The database, or None when it does not exist."""
         try:
             return self.get_database(name)
         except hms.NoSuchObjectException:
             return None
 
-    def create_database(self, db: Database) -> None:
+    def create_database(self, db: hms.Database) -> None:
         self._call("create_database", db)
 
-    def alter_database(self, name: str, db: Database) -> None:
+    def alter_database(self, name: str, db: hms.Database) -> None:
         self._call("alter_database", name, db)
 
     def drop_database(self, name: str, delete_data: bool = True, cascade: bool = False) -> None:
@@ -214,26 +204,26 @@ class MetastoreClient:
     def get_tables(self, db: str, pattern: str) -> list[str]:
         return list(self._call("get_tables", db, pattern, read=True) or [])
 
-    def get_table(self, db: str, name: str) -> Table:
+    def get_table(self, db: str, name: str) -> hms.Table:
         return self._call("get_table", db, name, read=True)
 
-    def find_table(self, db: str, name: str) -> Table | None:
+    def find_table(self, db: str, name: str) -> hms.Table | None:
         """The table, or None when it (or its database) does not exist."""
         try:
             return self.get_table(db, name)
         except hms.NoSuchObjectException:
             return None
 
-    def get_table_objects_by_name(self, db: str, names: list[str]) -> list[Table]:
+    def get_table_objects_by_name(self, db: str, names: list[str]) -> list[hms.Table]:
         return list(self._call("get_table_objects_by_name", db, names, read=True) or [])
 
-    def create_table(self, table: Table, context: EnvironmentContext | None = None) -> None:
+    def create_table(self, table: hms.Table, context: hms.EnvironmentContext | None = None) -> None:
         if context is None:
             self._call("create_table", table)
         else:
             self._call("create_table_with_environment_context", table, context)
 
-    def alter_table(self, db: str, name: str, table: Table, context: EnvironmentContext | None = None) -> None:
+    def alter_table(self, db: str, name: str, table: hms.Table, context: hms.EnvironmentContext | None = None) -> None:
         if context is None:
             self._call("alter_table", db, name, table)
         else:
@@ -246,41 +236,41 @@ class MetastoreClient:
     def get_partition_names(self, db: str, table: str, limit: int = -1) -> list[str]:
         return list(self._call("get_partition_names", db, table, limit, read=True) or [])
 
-    def get_partitions(self, db: str, table: str, limit: int = -1) -> list[Partition]:
+    def get_partitions(self, db: str, table: str, limit: int = -1) -> list[hms.Partition]:
         return list(self._call("get_partitions", db, table, limit, read=True) or [])
 
-    def get_partitions_by_filter(self, db: str, table: str, expr: str, limit: int = -1) -> list[Partition]:
+    def get_partitions_by_filter(self, db: str, table: str, expr: str, limit: int = -1) -> list[hms.Partition]:
         """Partitions matching a filter in Hive's partition filter language (day >= "2024-01-01" and ...)."""
         return list(self._call("get_partitions_by_filter", db, table, expr, limit, read=True) or [])
 
-    def get_partition(self, db: str, table: str, values: list[str]) -> Partition:
+    def get_partition(self, db: str, table: str, values: list[str]) -> hms.Partition:
         return self._call("get_partition", db, table, values, read=True)
 
-    def get_partition_by_name(self, db: str, table: str, name: str) -> Partition:
+    def get_partition_by_name(self, db: str, table: str, name: str) -> hms.Partition:
         return self._call("get_partition_by_name", db, table, name, read=True)
 
-    def get_partitions_by_names(self, db: str, table: str, names: list[str]) -> list[Partition]:
+    def get_partitions_by_names(self, db: str, table: str, names: list[str]) -> list[hms.Partition]:
         return list(self._call("get_partitions_by_names", db, table, names, read=True) or [])
 
-    def add_partition(self, part: Partition) -> Partition:
+    def add_partition(self, part: hms.Partition) -> hms.Partition:
         return self._call("add_partition", part)
 
-    def add_partitions(self, parts: list[Partition]) -> int:
+    def add_partitions(self, parts: list[hms.Partition]) -> int:
         """The number of partitions added (all or none)."""
         return int(self._call("add_partitions", parts) or 0)
 
-    def add_partitions_req(self, req: Any) -> list[Partition]:
+    def add_partitions_req(self, req: hms.AddPartitionsRequest) -> list[hms.Partition]:
         """An AddPartitionsRequest (ifNotExists, needResult); the partitions added, when asked for."""
         return list(self._call("add_partitions_req", req).partitions or [])
 
-    def alter_partitions(self, db: str, table: str, parts: list[Partition],
-                         context: EnvironmentContext | None = None) -> None:
+    def alter_partitions(self, db: str, table: str, parts: list[hms.Partition],
+                         context: hms.EnvironmentContext | None = None) -> None:
         if context is None:
             self._call("alter_partitions", db, table, parts)
         else:
             self._call("alter_partitions_with_environment_context", db, table, parts, context)
 
-    def alter_partition(self, db: str, table: str, part: Partition, context: EnvironmentContext | None = None
+    def alter_partition(self, db: str, table: str, part: hms.Partition, context: hms.EnvironmentContext | None = None
                         ) -> None:
         if context is None:
             self._call("alter_partition", db, table, part)
@@ -290,7 +280,7 @@ class MetastoreClient:
     def drop_partition(self, db: str, table: str, values: list[str], delete_data: bool = True) -> bool:
         return bool(self._call("drop_partition", db, table, values, delete_data))
 
-    def drop_partitions_req(self, req: Any) -> list[Partition]:
+    def drop_partitions_req(self, req: hms.DropPartitionsRequest) -> list[hms.Partition]:
         """A DropPartitionsRequest; the partitions dropped, when asked for."""
         return list(self._call("drop_partitions_req", req).partitions or [])
 
@@ -298,30 +288,30 @@ class MetastoreClient:
     def get_functions(self, db: str, pattern: str = "*") -> list[str]:
         return list(self._call("get_functions", db, pattern, read=True) or [])
 
-    def get_function(self, db: str, name: str) -> Function:
+    def get_function(self, db: str, name: str) -> hms.Function:
         return self._call("get_function", db, name, read=True)
 
-    def find_function(self, db: str, name: str) -> Function | None:
+    def find_function(self, db: str, name: str) -> hms.Function | None:
         """The function, or None when it does not exist."""
         try:
             return self.get_function(db, name)
         except hms.NoSuchObjectException:
             return None
 
-    def create_function(self, fn: Function) -> None:
+    def create_function(self, fn: hms.Function) -> None:
         self._call("create_function", fn)
 
-    def alter_function(self, db: str, name: str, fn: Function) -> None:
+    def alter_function(self, db: str, name: str, fn: hms.Function) -> None:
         self._call("alter_function", db, name, fn)
 
     def drop_function(self, db: str, name: str) -> None:
         self._call("drop_function", db, name)
 
     # -- locks ----------------------------------------------------------------------------------------
-    def lock(self, req: Any) -> LockResponse:
+    def lock(self, req: hms.LockRequest) -> hms.LockResponse:
         return self._call("lock", req)
 
-    def check_lock(self, lockid: int) -> LockResponse:
+    def check_lock(self, lockid: int) -> hms.LockResponse:
         return self._call("check_lock", hms.CheckLockRequest(lockid=lockid), read=True)
 
     def unlock(self, lockid: int) -> None:
