@@ -1,11 +1,15 @@
-"""Acceptance 2 of catalogd: each barrier of the hierarchical processor, with executors slowed down on purpose
-(Applier.delays), shows its ordering guarantee; other work proceeds in parallel meanwhile."""
+"""Acceptance 2 of catalogd: each barrier of the hierarchical processor (the database barrier, the rename
+barrier, the transactions' pseudo events), with tables slowed down on purpose, shows its ordering guarantee;
+other work proceeds in parallel meanwhile.
+
+The testing seam is `Traced` below: it wraps the processor's Applier.apply in-process (the one call through
+which every task reaches the cache) to record, slow down or fail tasks; production code has no hook for it."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -14,12 +18,44 @@ from catalogd_support import ReplayLog, bootstrap, table_obj
 from conftest import Server, unique
 from metastore.catalogd.catalog import CatalogCache
 from metastore.catalogd.client import Metastore
+from metastore.catalogd.events import (Applier, PseudoCommitTxnTask, RenameSourceTask, RenameTargetTask, TableTask,
+                                       Task)
 from metastore.catalogd.loader import TableLoader
 from metastore.catalogd.processor import HierarchicalProcessor
 from metastore.catalogd.verify import cache_view, metastore_view
 from metastore.thrift import hms
 
 SLOW = 0.3
+
+# (event id, event type, db, table or None, task class name, start, end, thread name)
+Row = tuple[int, str, str, str | None, str, float, float, str]
+
+
+class Traced:
+    """Wraps an applier's apply (on the instance): every task is recorded as a Row once applied; a task on a
+    table (db, table) in `delays` (or a database task, key (db, None)) first sleeps that long; `fail`, when set,
+    is called with each task before it is applied and may raise to fail it."""
+
+    def __init__(self, applier: Applier) -> None:
+        self.rows: list[Row] = []
+        self.delays: dict[tuple[str, str | None], float] = {}
+        self.fail: Callable[[Task], None] | None = None
+        self._lock = threading.Lock()
+        inner = applier.apply
+
+        def apply(task: Task) -> None:
+            start = time.monotonic()
+            table = task.table if isinstance(task, TableTask) else None
+            d = self.delays.get((task.db, table))
+            if d:
+                time.sleep(d)
+            if self.fail is not None:
+                self.fail(task)
+            inner(task)
+            with self._lock:
+                self.rows.append((task.event_id, task.event_type, task.db, table, type(task).__name__, start,
+                                  time.monotonic(), threading.current_thread().name))
+        applier.apply = apply  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="module")
@@ -39,22 +75,29 @@ class Run:
         self.kw = kw
         self.proc: HierarchicalProcessor | None = None
         self.loader: TableLoader | None = None
+        self.trace: Traced | None = None
 
     def make(self, log: Any = None) -> HierarchicalProcessor:
         src = log or self.ms
         self.loader = TableLoader(self.cache, src, threads=2)
         self.proc = HierarchicalProcessor(self.cache, src, self.loader, self.start, db_executors=4,
                                           table_executors_per_db=4, **self.kw)
-        self.proc.applier.trace = []
+        self.trace = Traced(self.proc.applier)
         return self.proc
 
-    def tasks(self, **match: Any) -> list[tuple[int, str, str, str | None, str, float, float, str]]:
-        assert self.proc is not None and self.proc.applier.trace is not None
-        names = ("id", "type", "db", "table", "part")
-        return [t for t in self.proc.applier.trace
-                if all(t[names.index(k)] == v for k, v in match.items())]
+    @property
+    def delays(self) -> dict[tuple[str, str | None], float]:
+        assert self.trace is not None
+        return self.trace.delays
 
-    def one(self, **match: Any) -> tuple[int, str, str, str | None, str, float, float, str]:
+    def tasks(self, **match: Any) -> list[Row]:
+        """The rows matching: id, type, db, table, cls (a task class)."""
+        assert self.trace is not None
+        names = ("id", "type", "db", "table", "cls")
+        want = {k: v.__name__ if k == "cls" else v for k, v in match.items()}
+        return [t for t in list(self.trace.rows) if all(t[names.index(k)] == v for k, v in want.items())]
+
+    def one(self, **match: Any) -> Row:
         found = self.tasks(**match)
         assert len(found) == 1, (match, found)
         return found[0]
@@ -135,7 +178,7 @@ def test_database_event_waits_for_its_tables_and_they_for_it(ms: Metastore, run:
     ms.create_table(table_obj(d, "after", False))
     ms.create_table(table_obj(other, "v", False))
     proc = r.make()
-    proc.applier.delays[(d, t1)] = SLOW
+    r.delays[(d, t1)] = SLOW
     proc.catch_up(60)
 
     alter = r.one(type="ALTER_DATABASE", db=d)
@@ -162,7 +205,7 @@ def test_drop_database_waits_for_its_tables(ms: Metastore, run: Any) -> None:
     ms.drop_database(d, True, True)
     create_db(ms, d)  # and again, empty
     proc = r.make()
-    proc.applier.delays[(d, "t")] = SLOW
+    r.delays[(d, "t")] = SLOW
     proc.catch_up(60)
     drop = r.one(type="DROP_DATABASE", db=d)
     assert all(t[6] <= drop[5] for t in r.tasks(db=d, table="t"))
@@ -189,16 +232,16 @@ def test_rename_source_drops_before_target_creates(ms: Metastore, run: Any, acro
     ms.alter_table(d1, src, t)
     add_part(ms, d2, dst, "3")
     proc = r.make()
-    proc.applier.delays[(d1, src)] = SLOW
+    r.delays[(d1, src)] = SLOW
     proc.catch_up(60)
     r.loader.wait_idle(30)  # type: ignore[union-attr]
 
-    source = r.one(type="ALTER_TABLE", part="source")
-    target = r.one(type="ALTER_TABLE", part="target")
+    source = r.one(type="ALTER_TABLE", cls=RenameSourceTask)
+    target = r.one(type="ALTER_TABLE", cls=RenameTargetTask)
     assert source[7] != target[7], "the rename's two sides ran on one executor: the test proves nothing"
     earlier = [x for x in r.tasks(db=d1, table=src) if x[0] < source[0]]
     assert len(earlier) == 3 and all(x[6] <= source[5] for x in earlier)
-    assert target[6] >= source[6]  # the target adds the table only after the source dropped it (waits inside)
+    assert target[5] >= source[5] + SLOW  # the target ran only after the (slowed) source had dropped the table
     assert target[0] == source[0]
     assert r.one(type="ADD_PARTITION", db=d2, table=dst)[5] >= target[6]
     assert (d1, src) not in r.cache.tables
@@ -223,12 +266,16 @@ def test_rename_target_waits_while_source_is_slow(ms: Metastore, run: Any) -> No
     t = ms.get_table(d1, "a")
     t.dbName, t.tableName = d2, "z"
     ms.alter_table(d1, "a", t)
+    renamed = ms.current_event_id()
+    # a later event of another table that shares the target's table executor
+    neighbour = pick_table(d2, set(range(4)) - {placed(d2, "z")[1]}, "n")
+    ms.create_table(table_obj(d2, neighbour, False))
     proc = r.make()
-    proc.applier.delays[(d1, "a")] = SLOW
+    r.delays[(d1, "a")] = SLOW
     seen_both: list[bool] = []
 
     def watch() -> None:  # never may the table be in both places, or in the target before the source's drop
-        while proc.synced_event_id < r.start + 6:
+        while proc.synced_event_id < renamed:
             seen_both.append((d1, "a") in r.cache.tables and (d2, "z") in r.cache.tables)
             time.sleep(0.005)
     w = threading.Thread(target=watch)
@@ -236,9 +283,12 @@ def test_rename_target_waits_while_source_is_slow(ms: Metastore, run: Any) -> No
     proc.catch_up(60)
     w.join(10)
     assert seen_both and not any(seen_both)
-    source, target = r.one(part="source"), r.one(part="target")
-    assert target[6] >= source[6]
-    assert target[6] - target[5] >= SLOW * 3, "the target did not wait for the slow source"
+    source, target = r.one(cls=RenameSourceTask), r.one(cls=RenameTargetTask)
+    assert source[0] == target[0] == renamed
+    assert target[5] >= source[5] + SLOW, "the target ran before the slow source had dropped the table"
+    # the held target held back its own table only: the neighbour's later event ran meanwhile
+    after = r.one(type="CREATE_TABLE", db=d2, table=neighbour)
+    assert after[0] > renamed and after[7] == target[7] and after[6] < source[6]
 
 
 def test_transaction_events_become_per_table_pseudo_events(ms: Metastore, run: Any) -> None:
@@ -259,7 +309,7 @@ def test_transaction_events_become_per_table_pseudo_events(ms: Metastore, run: A
     commit_id = log.last
     assert log.events[-1].eventType == "COMMIT_TXN"
     proc = r.make(log)
-    proc.applier.delays[(d, slow)] = SLOW
+    r.delays[(d, slow)] = SLOW
     proc.poll_once()
     # while the slow table's part runs, the synced id stays below the commit
     deadline = time.time() + 10
@@ -268,7 +318,7 @@ def test_transaction_events_become_per_table_pseudo_events(ms: Metastore, run: A
     assert proc.synced_event_id < commit_id
     assert proc.wait_synced(commit_id, 30)
     parts = r.tasks(type="COMMIT_TXN")
-    assert sorted((x[3], x[4]) for x in parts) == sorted([(slow, "commit"), (fast, "commit")])
+    assert sorted((x[3], x[4]) for x in parts) == sorted((n, PseudoCommitTxnTask.__name__) for n in (slow, fast))
     s, f = r.one(type="COMMIT_TXN", table=slow), r.one(type="COMMIT_TXN", table=fast)
     assert s[7] != f[7]
     assert f[6] < s[6], "the fast table's part waited for the slow one"
@@ -287,7 +337,7 @@ def test_synced_id_and_backpressure(ms: Metastore, run: Any) -> None:
         t.parameters = dict(t.parameters or {}, i=str(i))
         ms.alter_table(d, "t", t)
     proc = r.make()
-    proc.applier.delays[(d, "t")] = 0.1
+    r.delays[(d, "t")] = 0.1
     peak = [0]
     syncs: list[int] = []
     stop = threading.Event()
@@ -324,10 +374,11 @@ def test_failed_event_invalidates_the_table_and_processing_goes_on(ms: Metastore
     failed: list[int] = []
 
     def fail_once(task: Any) -> None:
-        if task.event.eventType == "ADD_PARTITION" and not failed:
-            failed.append(task.event.eventId)
+        if task.event_type == "ADD_PARTITION" and not failed:
+            failed.append(task.event_id)
             raise RuntimeError("injected failure")
-    proc.applier.before = fail_once
+    assert r.trace is not None
+    r.trace.fail = fail_once
     proc.catch_up(60)
     r.loader.wait_idle(30)  # type: ignore[union-attr]
     assert failed and proc.metrics.failed == 1 and proc.metrics.invalidated == 1

@@ -15,7 +15,7 @@ from catalogd_support import Driver, ReplayLog, bootstrap, run_catalogd
 from conftest import Server, unique
 from metastore.catalogd.catalog import CatalogCache
 from metastore.catalogd.client import Metastore
-from metastore.catalogd.events import plan
+from metastore.catalogd.events import TableTask, plan
 from metastore.catalogd.verify import cache_view, metastore_view
 
 OPS = st.lists(st.tuples(st.sampled_from(Driver.KINDS), st.integers(0, 7), st.integers(0, 7),
@@ -65,7 +65,7 @@ def check_stream(ms: Metastore, ops: list[tuple[str, int, int, int]], **hier: An
     expected_history: dict[tuple[str, str], list[int]] = {}
     for e in log.events:
         for task in plan(e):
-            if task.scope == "table" and task.db.startswith(prefix):
+            if isinstance(task, TableTask) and task.db.startswith(prefix):
                 expected_history.setdefault(task.key, []).append(e.eventId)
     assert {k: v for k, v in hs.items() if k[0].startswith(prefix)} == expected_history
 

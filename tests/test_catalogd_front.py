@@ -16,6 +16,7 @@ from hive_metastore.ttypes import (Database, FieldSchema, GetTableRequest, Inval
                                    StorageDescriptor, Table)
 
 from conftest import Client, Server, free_port, unique
+from metastore.catalogd.catalog import list_files
 from metastore.catalogd.service import CatalogdService
 
 
@@ -108,7 +109,7 @@ def test_incomplete_table_is_loaded_first_when_read(server: Server, client: Clie
         client.create_table(table(db, f"t{i}"))
     # one loader thread, and each load's file listing costs 50 ms: the whole queue takes over 1.5 s
     s = CatalogdService(server.uri, port=0, http_port=0, loader_threads=1, load_in_background=False,
-                        file_delay=0.05).start()
+                        file_lister=lambda loc: list_files(loc, 0.05)).start()
     try:
         assert s.cache.table(db, "t29") is not None and not s.cache.table(db, "t29").complete
         s.loader.request_all_incomplete()

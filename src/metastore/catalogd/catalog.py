@@ -73,9 +73,12 @@ class Deletion:
 
 
 def list_files(location: str | None, delay: float = 0.0) -> list[FileMeta]:
-    """The files directly under a location (file: URIs and local paths; other schemes list nothing)."""
+    """The files directly under a location (file: URIs and local paths; other schemes list nothing).
+
+    `delay`: seconds each listing takes on top, a benchmark setting (bench/catalogd.py) that stands for the cost
+    of listing a remote store (HDFS, S3), which local listings do not show; catalogd itself never sets it."""
     if delay:
-        time.sleep(delay)  # the simulated cost of a remote listing (bench, tests)
+        time.sleep(delay)
     if not location:
         return []
     path = location[len("file:"):] if location.startswith("file:") else location

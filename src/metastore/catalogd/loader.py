@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any
 
+from ..core.names import make_part_name
 from ..thrift import hms
 from .catalog import CachedTable, CatalogCache, TableKey
 from .client import Metastore
@@ -157,7 +158,7 @@ class TableLoader:
 
 
 def partition_name(table: Any, part: Any) -> str:
-    from ..core.names import make_part_name
+    """A partition's name (core.names, Hive's escaping) from its table's keys and its values."""
     return make_part_name([k.name for k in table.partitionKeys], list(part.values))
 
 

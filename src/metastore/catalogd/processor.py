@@ -1,22 +1,25 @@
 """Event processors: poll get_next_notification and apply every event to the cache.
 
-SequentialProcessor: one thread, events in id order.
+SequentialProcessor: one thread, events in id order, each event's tasks (events.plan) one after the other.
 
-HierarchicalProcessor: the dispatcher (the polling thread) plans each event into tasks (events.plan) and hands
-them to a fixed pool of database executors; a database always goes to the same one (by a hash of its name).
-A database executor applies its databases' own events and forwards table tasks to its table executors; a table
-always goes to the same one, so each table's tasks run in event order while other tables proceed in parallel.
-Barriers:
-- a database event (CREATE/ALTER/DROP_DATABASE) waits in its database executor until every table task of that
-  database dispatched before it has finished; the executor forwards nothing while it waits, so the tables'
-  later events wait for it;
-- a rename's target task waits for its source task to drop the table (events.Rename), across executors and
-  across databases;
-- COMMIT_TXN / ABORT_TXN are planned as one pseudo task per table, each run by its table's executor.
-Every wait is for a task of an earlier event, and every queue runs in event order, so waits cannot form a
-cycle. The greatest synced event id is the greatest id with every event up to it finished. The dispatcher stops
-reading when `max_outstanding` events are in flight (backpressure). A table task that fails invalidates the
-table (it reloads) instead of stopping the processor.
+HierarchicalProcessor: the layers of the design (shared/design/000, Impala's hierarchical event processing):
+- the event dispatcher: the polling thread. It plans each event into tasks (events.plan) and hands them to a
+  fixed pool of DbEventExecutors; a database always goes to the same one (by a hash of its name).
+- DbEventExecutor: one thread. Runs its databases' own tasks (DbTask, DbBarrierTask) and forwards their table
+  tasks to its TableEventExecutors; a table always goes to the same one. It holds the database
+  synchronization barrier: a DbBarrierTask runs only once every table task of that database forwarded before
+  it has finished, and while it waits the executor forwards nothing, so the database's later table tasks wait
+  for it.
+- TableEventExecutor: one thread over many tables, each with its TableProcessor (the table's tasks, in event
+  order). It runs, round-robin, the first task of a table processor whose first task is ready: a
+  RenameTargetTask is not until its RenameSourceTask (in whatever executor or database) has dropped the table
+  (the rename synchronization barrier), so a rename waiting holds back its own table only.
+- COMMIT_TXN / ABORT_TXN arrive as one pseudo event per table (PseudoCommitTxnTask / PseudoAbortTxnTask, the
+  transaction synchronization barrier), each run by its table's processor.
+Every wait is for a task of an earlier event, and every table processor runs in event order, so waits cannot
+form a cycle. The greatest synced event id is the greatest id with every event up to it finished (all of an
+event's tasks). The dispatcher stops reading when `max_outstanding` events are in flight (backpressure). A
+table task that fails invalidates the table (it reloads) instead of stopping the processor.
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ import threading
 import time
 import zlib
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
-from .catalog import CatalogCache
+from .catalog import CatalogCache, TableKey
 from .client import Metastore
-from .events import Applier, Task, plan
+from ..core.messages import DropTable
+from .events import Applier, DbBarrierTask, RenameSourceTask, RenameTargetTask, TableTask, Task, plan
 from .loader import TableLoader
 
 log = logging.getLogger(__name__)
@@ -165,13 +170,14 @@ class Processor:
             self.applier.apply(task)
         except Exception as e:  # noqa: BLE001 - one bad event must not stop the processor
             self.metrics.failed += 1
-            log.warning("event %s (%s) failed on %s.%s: %s: %s", task.event.eventId, task.event.eventType,
-                        task.db, task.table, type(e).__name__, e)
-            if task.rename is not None and task.part == "source":
-                task.rename.source_done.set()
-            if task.table is not None:
+            table = task.table if isinstance(task, TableTask) else None
+            log.warning("event %s (%s) failed on %s.%s: %s: %s", task.event_id, task.event_type, task.db, table,
+                        type(e).__name__, e)
+            if isinstance(task, RenameSourceTask):
+                task.barrier.finish_source()
+            if isinstance(task, TableTask):
                 t = self.cache.invalidate(task.db, task.table)
-                if t is None and task.part != "source" and task.event.eventType != "DROP_TABLE":
+                if t is None and not isinstance(task, RenameSourceTask) and not isinstance(task.message, DropTable):
                     t = self.cache.add_table(task.db, task.table)
                 if t is not None:
                     self.metrics.invalidated += 1
@@ -215,20 +221,150 @@ class SequentialProcessor(Processor):
         self._synced_changed()
 
 
-class _Executor:
-    def __init__(self, name: str, run: Any, index: int = 0) -> None:
-        self.q: queue.SimpleQueue[Task | None] = queue.SimpleQueue()
+class TableProcessor:
+    """One table's tasks in its TableEventExecutor, in event order; the first one runs when it is ready."""
+
+    def __init__(self, key: TableKey) -> None:
+        self.key = key
+        self.tasks: deque[TableTask] = deque()
+
+
+class TableEventExecutor:
+    """One thread running the tasks of the tables hashed to it, each table through its TableProcessor."""
+
+    def __init__(self, name: str, run: Callable[[Task], None], finished: Callable[[TableTask], None]) -> None:
         self.name = name
-        self.index = index
-        self.busy = 0.0
-        self.thread = threading.Thread(target=run, args=(self,), name=name, daemon=True)
+        self._run = run
+        self._finished = finished
+        self._cond = threading.Condition()
+        # tables with tasks, in the order they are served (a table served goes to the back)
+        self._processors: dict[TableKey, TableProcessor] = {}
+        self._queued = 0
+        self._stop = False
+        self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self.thread.start()
 
-    def put(self, t: Task | None) -> None:
-        self.q.put(t)
+    def put(self, task: TableTask) -> None:
+        with self._cond:
+            proc = self._processors.get(task.key)
+            if proc is None:
+                proc = self._processors[task.key] = TableProcessor(task.key)
+            proc.tasks.append(task)
+            self._queued += 1
+            self._cond.notify()
+        if isinstance(task, RenameTargetTask):
+            # held until its source is done: wake this executor then, from the source's thread
+            task.barrier.when_source_done(self._wake)
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify()
+
+    def qsize(self) -> int:
+        return self._queued
+
+    def _next(self) -> TableTask | None:
+        # caller holds the condition
+        for key, proc in self._processors.items():
+            task = proc.tasks[0]
+            if task.ready():
+                del self._processors[key]  # served: to the back of the round
+                self._processors[key] = proc
+                return task
+        return None
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                task = self._next()
+                while task is None and not self._stop:
+                    self._cond.wait()
+                    task = self._next()
+                if task is None:
+                    return
+            try:
+                self._run(task)
+            finally:
+                with self._cond:
+                    proc = self._processors[task.key]
+                    proc.tasks.popleft()
+                    self._queued -= 1
+                    if not proc.tasks:
+                        del self._processors[task.key]
+                self._finished(task)
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+
+
+class DbEventExecutor:
+    """One thread for the databases hashed to it: runs their database tasks, forwards their table tasks to its
+    TableEventExecutors, and holds each database's barrier (see the module docstring)."""
+
+    def __init__(self, index: int, table_executors: int, run: Callable[[Task], None],
+                 finished: Callable[[Task], None]) -> None:
+        self.index = index
+        self.name = f"catalogd-db-{index}"
+        self._run = run
+        self._finished = finished
+        self.q: queue.SimpleQueue[Task | None] = queue.SimpleQueue()
+        # per database: table tasks forwarded and not finished (what a database barrier waits for)
+        self._in_flight: dict[str, int] = {}
+        self._cond = threading.Condition()
+        self.barrier_waits = 0
+        self.table_executors = [TableEventExecutor(f"{self.name}-table-{j}", run, self._table_finished)
+                                for j in range(table_executors)]
+        self.thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+        self.thread.start()
+
+    def put(self, task: Task | None) -> None:
+        self.q.put(task)
+
+    def table_executor(self, key: TableKey) -> TableEventExecutor:
+        return self.table_executors[zlib.crc32(f"{key[0]}.{key[1]}".encode()) % len(self.table_executors)]
+
+    def _table_finished(self, task: TableTask) -> None:
+        with self._cond:
+            n = self._in_flight[task.db] - 1
+            if n:
+                self._in_flight[task.db] = n
+            else:
+                del self._in_flight[task.db]
+                self._cond.notify_all()
+        self._finished(task)
+
+    def _loop(self) -> None:
+        while True:
+            task = self.q.get()
+            if task is None:
+                return
+            if isinstance(task, TableTask):
+                with self._cond:
+                    self._in_flight[task.db] = self._in_flight.get(task.db, 0) + 1
+                self.table_executor(task.key).put(task)
+                continue
+            if isinstance(task, DbBarrierTask):
+                with self._cond:
+                    if self._in_flight.get(task.db, 0):
+                        self.barrier_waits += 1
+                    while self._in_flight.get(task.db, 0):
+                        self._cond.wait()
+            try:
+                self._run(task)
+            finally:
+                self._finished(task)
+
+    def stop(self) -> None:
+        self.q.put(None)
+        for ex in self.table_executors:
+            ex.stop()
 
 
 class HierarchicalProcessor(Processor):
+    """The hierarchical processor: its polling thread is the event dispatcher over a pool of DbEventExecutors."""
+
     mode = "hierarchical"
 
     def __init__(self, *a: Any, db_executors: int = 4, table_executors_per_db: int = 4,
@@ -240,13 +376,13 @@ class HierarchicalProcessor(Processor):
         self._times: dict[int, int] = {}
         self._heap: list[int] = []  # ids in flight (lazily cleaned)
         self._dispatched = self.last_read
-        # per database: table tasks forwarded and not finished (the database barrier counts them)
-        self._db_tables: dict[str, int] = {}
-        self._db_cond = threading.Condition()
-        self.db_execs = [_Executor(f"catalogd-db-{i}", self._db_loop, i) for i in range(db_executors)]
-        self.table_execs = [[_Executor(f"catalogd-db-{i}-table-{j}", self._table_loop)
-                             for j in range(table_executors_per_db)] for i in range(db_executors)]
-        self.barrier_waits = 0
+        self.db_executors = [DbEventExecutor(i, table_executors_per_db, self._run_task, self._finished)
+                             for i in range(db_executors)]
+
+    @property
+    def barrier_waits(self) -> int:
+        """How many database barriers had to wait for table tasks."""
+        return sum(ex.barrier_waits for ex in self.db_executors)
 
     @property
     def synced_event_id(self) -> int:
@@ -259,14 +395,11 @@ class HierarchicalProcessor(Processor):
         with self._lock:
             return len(self._remaining)
 
-    def _db_index(self, db: str) -> int:
-        return zlib.crc32(db.encode()) % len(self.db_execs)
-
-    def _table_exec(self, db_index: int, db: str, table: str) -> _Executor:
-        execs = self.table_execs[db_index]
-        return execs[zlib.crc32(f"{db}.{table}".encode()) % len(execs)]
+    def db_executor(self, db: str) -> DbEventExecutor:
+        return self.db_executors[zlib.crc32(db.encode()) % len(self.db_executors)]
 
     def submit(self, e: Any) -> None:
+        """The dispatcher: an event's tasks to their database executors, in event order."""
         tasks = plan(e)
         with self._lock:
             while len(self._remaining) >= self.max_outstanding:  # backpressure
@@ -281,11 +414,10 @@ class HierarchicalProcessor(Processor):
             self._synced_changed()
             return
         for t in tasks:
-            t.done = self._finished
-            self.db_execs[self._db_index(t.db)].put(t)
+            self.db_executor(t.db).put(t)
 
     def _finished(self, task: Task) -> None:
-        eid = task.event.eventId
+        eid = task.event_id
         with self._lock:
             left = self._remaining[eid] - 1
             if left:
@@ -297,58 +429,17 @@ class HierarchicalProcessor(Processor):
             self._lock.notify_all()
         self._synced_changed()
 
-    def _db_loop(self, ex: _Executor) -> None:
-        index = ex.index
-        while True:
-            task = ex.q.get()
-            if task is None:
-                return
-            if task.scope == "table":
-                with self._db_cond:
-                    self._db_tables[task.db] = self._db_tables.get(task.db, 0) + 1
-                self._table_exec(index, task.db, task.table or "").put(task)
-                continue
-            if task.barrier:
-                with self._db_cond:
-                    if self._db_tables.get(task.db, 0):
-                        self.barrier_waits += 1
-                    while self._db_tables.get(task.db, 0):
-                        self._db_cond.wait()
-            self._run_task(task)
-            assert task.done is not None
-            task.done(task)
-
-    def _table_loop(self, ex: _Executor) -> None:
-        while True:
-            task = ex.q.get()
-            if task is None:
-                return
-            try:
-                self._run_task(task)
-            finally:
-                with self._db_cond:
-                    n = self._db_tables[task.db] - 1
-                    if n:
-                        self._db_tables[task.db] = n
-                    else:
-                        del self._db_tables[task.db]
-                        self._db_cond.notify_all()
-                assert task.done is not None
-                task.done(task)
-
     def queue_depths(self) -> dict[str, int]:
-        out = {ex.name: ex.q.qsize() for ex in self.db_execs}
-        for row in self.table_execs:
-            out.update({ex.name: ex.q.qsize() for ex in row})
+        out: dict[str, int] = {}
+        for ex in self.db_executors:
+            out[ex.name] = ex.q.qsize()
+            out.update({t.name: t.qsize() for t in ex.table_executors})
         return out
 
     def stop(self) -> None:
         super().stop()
-        for ex in self.db_execs:
-            ex.put(None)
-        for row in self.table_execs:
-            for ex in row:
-                ex.put(None)
+        for ex in self.db_executors:
+            ex.stop()
 
 
 def make_processor(hierarchical: bool, cache: CatalogCache, metastore: Metastore, loader: TableLoader | None,

@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -23,7 +24,7 @@ from ..rest.server import MAX_HEADER_BYTES, _Clock, _Reader
 from ..server.workers import FrontLimits, front_limits, small_thread_stacks
 from ..thrift import hms
 from .bootstrap import bootstrap
-from .catalog import CatalogCache, list_files
+from .catalog import CatalogCache, FileMeta, list_files
 from .client import Metastore
 from .front import Front
 from .loader import TableLoader
@@ -41,12 +42,13 @@ class CatalogdService:
                  blacklist_tables: list[str] | None = None, topic_mode: str = "full", gc_every: int = 10,
                  sync_ddl: bool = False, sync_ddl_timeout: float = 30.0, sync_reads: bool = False,
                  loader_threads: int = 4, db_executors: int = 4, table_executors_per_db: int = 4,
-                 file_delay: float = 0.0, topic_interval: float = 0.05, poll_interval: float = 0.05,
-                 max_outstanding: int = 5000, load_in_background: bool = True,
+                 file_lister: Callable[[str | None], list[FileMeta]] | None = None, topic_interval: float = 0.05,
+                 poll_interval: float = 0.05, max_outstanding: int = 5000, load_in_background: bool = True,
                  limits: FrontLimits | None = None, max_message_bytes: int | None = None) -> None:
         self.started = time.time()
         self.metastore = Metastore(metastore)
-        self.cache = CatalogCache(lambda loc: list_files(loc, file_delay), set(blacklist_dbs or ()),
+        # file_lister: how a location's files are listed (catalog.list_files: local and file: locations)
+        self.cache = CatalogCache(file_lister or list_files, set(blacklist_dbs or ()),
                                   set(blacklist_tables or ()), keep_history=False)
         self.loader = TableLoader(self.cache, self.metastore, loader_threads)
         self.host, self.port = host, port

@@ -76,8 +76,6 @@ class TopicBuilder:
         self.updates = 0
         self.sent_anyway = 0  # objects sent although newer than the update, after too many skips
         self.gcs = 0
-        # test hook: called between reading to_version and walking the objects
-        self.during_build: Any = None
 
     def build(self) -> TopicUpdate | None:
         """The next update, or None when nothing changed."""
@@ -85,8 +83,6 @@ class TopicBuilder:
         to = c.version
         if to <= self.last_version:
             return None
-        if self.during_build is not None:
-            self.during_build()
         frm = self.last_version
         up = TopicUpdate(frm, to, self.mode)
         for name, d in list(c.dbs.items()):
