@@ -31,17 +31,20 @@ _SCALARS = {2: "bool", 3: "int", 4: "float", 6: "int", 8: "int", 10: "int", 11: 
 _STRUCT, _MAP, _SET, _LIST = 12, 13, 14, 15
 
 
-def _type(ttype: int, sub: Any, module: str) -> str:
+def _type(ttype: int, sub: Any, module: str, key: bool = False) -> str:
+    """The Python type of a Thrift type; a map's key (`key`) is hashable: thriftpy2 reads a list key as a tuple."""
     if ttype in _SCALARS:
         return _SCALARS[ttype]
     if ttype == _STRUCT:
         return _class_name(sub, module)
     if ttype in (_LIST, _SET):
-        inner = _type(*_split(sub), module)
+        inner = _type(*_split(sub), module, key)
+        if key:
+            return f"tuple[{inner}, ...]" if ttype == _LIST else f"frozenset[{inner}]"
         return f"list[{inner}]" if ttype == _LIST else f"set[{inner}]"
     if ttype == _MAP:
         k, v = sub
-        return f"dict[{_type(*_split(k), module)}, {_type(*_split(v), module)}]"
+        return f"dict[{_type(*_split(k), module, key=True)}, {_type(*_split(v), module)}]"
     raise ValueError(f"unknown Thrift type {ttype}")
 
 

@@ -19,13 +19,25 @@ pytest.importorskip("pyiceberg.catalog.rest")
 pa = pytest.importorskip("pyarrow")
 requests = pytest.importorskip("requests")
 
-from hive_metastore.ttypes import (HeartbeatRequest, LockComponent, LockRequest,  # noqa: E402
-                                   NoSuchLockException, NotificationEventRequest, ShowLocksRequest, UnlockRequest)
+from hive_metastore.ttypes import (  # noqa: E402
+    HeartbeatRequest,
+    LockComponent,
+    LockRequest,
+    NoSuchLockException,
+    NotificationEventRequest,
+    ShowLocksRequest,
+    UnlockRequest,
+)
 from pyiceberg.catalog.hive import HiveCatalog  # noqa: E402
 from pyiceberg.catalog.rest import RestCatalog  # noqa: E402
-from pyiceberg.exceptions import (CommitFailedException, NamespaceAlreadyExistsError,  # noqa: E402
-                                  NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
-                                  TableAlreadyExistsError)
+from pyiceberg.exceptions import (  # noqa: E402
+    CommitFailedException,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+)
 from pyiceberg.schema import Schema  # noqa: E402
 from pyiceberg.types import LongType, NestedField, StringType  # noqa: E402
 
@@ -485,8 +497,8 @@ def test_alter_tables_cas_is_all_or_nothing(srv: Server, rest: RestCatalog, thri
     (as when a concurrent commit swapped it after the requirements were checked), so the first table's swap,
     already made in the same store transaction, is rolled back with it, and no event is written."""
     from metastore.app import build_catalog
-    from metastore.core.errors import MetaError
     from metastore.config import Settings
+    from metastore.core.errors import MetaError
 
     ns, _a, _b = two_tables(rest)
     before = {n: metadata_location(thrift, ns, n) for n in ("a", "b")}

@@ -13,7 +13,6 @@ import resource
 import socket
 import struct
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +21,9 @@ import pytest
 from hive_metastore import ThriftHiveMetastore
 from hive_metastore.ttypes import Partition
 
-from conftest import Client, Database, Server, make_database
 from metastore.server.thrift_server import ELEMENT_COST, STRUCT_COST, MessageTooLarge, _MessageReader
+
+from conftest import Client, Database, Server, make_database
 from test_bad_input import GET_DEFAULT, answer, call_bytes
 
 SHORT = {"METASTORE_IDLE_TIMEOUT": "1.5s", "METASTORE_READ_TIMEOUT": "1s"}
@@ -68,7 +68,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> float | None:
         try:
             if not sock.recv(65536):
                 return time.monotonic() - t0
-        except socket.timeout:
+        except TimeoutError:
             continue
         except ConnectionError:
             return time.monotonic() - t0
@@ -410,7 +410,8 @@ def test_slowloris_2000_connections_per_front(db: Database, tmp_path: Path) -> N
     srv = _serve(db, tmp_path, {"METASTORE_READ_TIMEOUT": "600s"})  # held for the whole test, however slow
     try:
         assert srv.proc is not None
-        from hive_metastore.ttypes import Database as HiveDatabase, FieldSchema, SerDeInfo, StorageDescriptor, Table
+        from hive_metastore.ttypes import Database as HiveDatabase
+        from hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
         client = Client(srv.port)
         client.create_database(HiveDatabase(name="slow", description="", parameters={}))
         client.create_table(Table(tableName="t", dbName="slow", tableType="MANAGED_TABLE", parameters={},
@@ -470,7 +471,8 @@ def test_a_new_connection_that_sends_nothing_is_closed_at_the_read_timeout(db: D
 def test_an_unexpected_error_text_stays_in_the_log(db: Database, tmp_path: Path) -> None:
     """A database whose directory cannot be made (a file is in its place) fails with an OSError that quotes the
     path: the Thrift client gets its type and a pointer to the log, the log gets the path."""
-    from hive_metastore.ttypes import Database as ThriftDatabase, MetaException
+    from hive_metastore.ttypes import Database as ThriftDatabase
+    from hive_metastore.ttypes import MetaException
     srv = _serve(db, tmp_path)
     try:
         name = f"blocked_{os.getpid()}"

@@ -5,11 +5,25 @@ from __future__ import annotations
 import os
 
 import pytest
-from hive_metastore.ttypes import (AddPartitionsRequest, AlreadyExistsException, Database, DropPartitionsRequest,
-                                   EnvironmentContext, FieldSchema, GetTableRequest, InvalidObjectException,
-                                   InvalidOperationException, MetaException, NoSuchObjectException,
-                                   NotificationEventRequest, Partition, RequestPartsSpec, SerDeInfo,
-                                   StorageDescriptor, Table)
+from hive_metastore.ttypes import (
+    AddPartitionsRequest,
+    AlreadyExistsException,
+    Database,
+    DropPartitionsRequest,
+    EnvironmentContext,
+    FieldSchema,
+    GetTableRequest,
+    InvalidObjectException,
+    InvalidOperationException,
+    MetaException,
+    NoSuchObjectException,
+    NotificationEventRequest,
+    Partition,
+    RequestPartsSpec,
+    SerDeInfo,
+    StorageDescriptor,
+    Table,
+)
 
 from conftest import unique
 

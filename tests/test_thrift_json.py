@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metastore.core import model as m
-from metastore.thrift import hms, tjson
 from metastore.server.convert import from_thrift, from_thrift_batch, to_thrift
+from metastore.thrift import hms, tjson
 
 text = st.text(max_size=12)  # any code point: quotes, backslashes, control characters, non-ASCII
 maybe = st.none() | text
@@ -30,8 +30,8 @@ def sd_strategy() -> st.SearchStrategy:
         compressed=st.none() | st.booleans(), numBuckets=st.none() | st.integers(-1, 2**31 - 1),
         serdeInfo=st.none() | st.builds(hms.SerDeInfo, name=maybe, serializationLib=maybe,
                                         parameters=st.dictionaries(text, text, max_size=3)),
-        bucketCols=st.lists(text, max_size=2), sortCols=st.lists(st.builds(hms.Order, col=text, order=st.integers(0, 1)),
-                                                                 max_size=2),
+        bucketCols=st.lists(text, max_size=2),
+        sortCols=st.lists(st.builds(hms.Order, col=text, order=st.integers(0, 1)), max_size=2),
         parameters=st.dictionaries(text, text, max_size=3),
         skewedInfo=st.none() | st.builds(hms.SkewedInfo, skewedColNames=st.lists(text, max_size=2),
                                          skewedColValues=st.lists(st.lists(text, max_size=2), max_size=2),
@@ -118,7 +118,8 @@ def test_batch_conversion_shares_columns_when_locations_differ():
 HOLES = ("values", "sd.location")
 model_partitions = st.builds(hms.Partition, values=st.lists(text, min_size=1, max_size=3), dbName=text,
                              tableName=text, createTime=st.integers(0, 2**31 - 1), sd=sd_strategy(),
-                             parameters=st.dictionaries(text, text, max_size=3)).map(lambda p: from_thrift(p, m.Partition))
+                             parameters=st.dictionaries(text, text, max_size=3)
+                             ).map(lambda p: from_thrift(p, m.Partition))
 # how each partition after the first is made: like the first but for its values and location (None: no location),
 # or like the first with one more difference, or another partition altogether
 variants = st.one_of(

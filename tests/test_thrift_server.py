@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 from hive_metastore import ThriftHiveMetastore
+from thriftpy2.transport import TTransportException
 
 from metastore.app import build_catalog
 from metastore.config import Settings
 from metastore.server.handler import Handler
-from metastore.server.thrift_server import (MAX_NESTING, POLL_BEFORE_BLOCK_S, Malformed, ThriftServer,
-                                            _MessageReader)
-from thriftpy2.transport import TTransportException
+from metastore.server.thrift_server import MAX_NESTING, POLL_BEFORE_BLOCK_S, Malformed, ThriftServer, _MessageReader
 
 from test_bad_input import answer, call_bytes
 

@@ -35,11 +35,10 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
-
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.io import FileIO, InputFile, OutputFile
@@ -49,17 +48,22 @@ from pyiceberg.serializers import ToOutputFile
 from pyiceberg.table import TableProperties
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
-from pyiceberg.table.update import (AssertCreate, SetPropertiesUpdate, TableRequirement, TableUpdate,
-                                    update_table_metadata)
+from pyiceberg.table.update import (
+    AssertCreate,
+    SetPropertiesUpdate,
+    TableRequirement,
+    TableUpdate,
+    update_table_metadata,
+)
 
-from ..core import model as m
-from ..core.errors import AlreadyExists, CatalogError, InvalidObject, InvalidOperation, MetaError, NoSuchObject
 from ..catalog.locations import is_under, local_path, normalize
 from ..catalog.locks import ACQUIRED, EXCLUSIVE, TABLE, Component
-from ..core.names import valid_name
 from ..catalog.service import Catalog
-from .errors import (RestError, already_exists, bad_request, commit_failed, forbidden, no_such_namespace,
-                     no_such_table)
+from ..core import model as m
+from ..core.errors import AlreadyExists, CatalogError, InvalidObject, InvalidOperation, MetaError, NoSuchObject
+from ..core.names import valid_name
+from .errors import RestError, already_exists, bad_request, commit_failed, forbidden, no_such_namespace, no_such_table
+from .types import JsonObject, JsonValue
 
 log = logging.getLogger(__name__)
 
@@ -91,13 +95,22 @@ def _pydantic_message(e: PydanticError) -> str:
     return "; ".join(parts)
 
 
-def _obj(body: Any, what: str) -> dict[str, Any]:
+def _obj(body: JsonValue, what: str) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise bad_request(f"{what}: the request body must be a JSON object")
     return body
 
 
-def database_of(namespace: Any) -> str:
+def _str_dict(v: object) -> TypeGuard[dict[str, str]]:
+    """A JSON object of strings (json.loads makes every key a string)."""
+    return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+
+
+def _str_list(v: object) -> TypeGuard[list[str]]:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def database_of(namespace: object) -> str:
     """The Hive database of a namespace given as a list of levels."""
     if isinstance(namespace, str):
         namespace = namespace.split(NAMESPACE_SEPARATOR)
@@ -320,17 +333,17 @@ class IcebergCatalog:
         except NoSuchObject:
             raise no_such_namespace(db) from None
 
-    def list_namespaces(self, parent: str | None) -> dict[str, Any]:
+    def list_namespaces(self, parent: str | None) -> JsonObject:
         if parent:
             self._database(database_of(parent))
             return {"namespaces": []}  # one level: a database has no child namespaces
         return {"namespaces": [[n] for n in self.catalog.get_databases()]}
 
-    def create_namespace(self, body: Any) -> dict[str, Any]:
+    def create_namespace(self, body: JsonValue) -> JsonObject:
         body = _obj(body, "CreateNamespaceRequest")
         db = database_of(body.get("namespace"))
         props = body.get("properties") or {}
-        if not isinstance(props, dict) or not all(isinstance(v, str) for v in props.values()):
+        if not _str_dict(props):
             raise bad_request("properties: a JSON object of strings")
         params = {k: v for k, v in props.items() if k not in (LOCATION, COMMENT)}
         try:
@@ -351,7 +364,7 @@ class IcebergCatalog:
             props[COMMENT] = d.description
         return props
 
-    def load_namespace(self, ns: str) -> dict[str, Any]:
+    def load_namespace(self, ns: str) -> JsonObject:
         db = database_of(ns)
         return {"namespace": [db], "properties": self._namespace_properties(self._database(db))}
 
@@ -369,13 +382,13 @@ class IcebergCatalog:
         except CatalogError as e:
             raise _catalog_error(e) from None
 
-    def update_namespace_properties(self, ns: str, body: Any) -> dict[str, Any]:
+    def update_namespace_properties(self, ns: str, body: JsonValue) -> JsonObject:
         db = database_of(ns)
         body = _obj(body, "UpdateNamespacePropertiesRequest")
         removals, updates = body.get("removals") or [], body.get("updates") or {}
-        if not isinstance(removals, list) or not all(isinstance(k, str) for k in removals):
+        if not _str_list(removals):
             raise bad_request("removals: a list of strings")
-        if not isinstance(updates, dict) or not all(isinstance(v, str) for v in updates.values()):
+        if not _str_dict(updates):
             raise bad_request("updates: a JSON object of strings")
         overlap = set(removals) & set(updates)
         if overlap:
@@ -485,7 +498,7 @@ class IcebergCatalog:
         """The tables whose locations contain, equal or lie inside a real local path."""
         return [(d, t, p) for d, t, p in self._table_dirs(exclude) if is_under(p, real) or is_under(real, p)]
 
-    def list_tables(self, ns: str) -> dict[str, Any]:
+    def list_tables(self, ns: str) -> JsonObject:
         db = database_of(ns)
         self._database(db)
         tables = self.catalog.get_tables_by_names(db, self.catalog.get_tables(db))
@@ -506,7 +519,7 @@ class IcebergCatalog:
             raise bad_request(f"Invalid table name {name!r}: letters, digits and underscores, at most 128")
         return name.lower()
 
-    def create_table(self, ns: str, body: Any) -> str:
+    def create_table(self, ns: str, body: JsonValue) -> str:
         from pyiceberg.catalog.rest import CreateTableRequest
 
         db = database_of(ns)
@@ -574,7 +587,7 @@ class IcebergCatalog:
             except OSError:
                 break
 
-    def register_table(self, ns: str, body: Any) -> str:
+    def register_table(self, ns: str, body: JsonValue) -> str:
         db = database_of(ns)
         body = _obj(body, "RegisterTableRequest")
         name, location, overwrite = body.get("name"), body.get("metadata-location"), body.get("overwrite", False)
@@ -622,8 +635,7 @@ class IcebergCatalog:
             table_path = local_path(normalize(metadata.location, "table location"))
         except InvalidObject as e:
             raise bad_request(f"{what}: {e.message}") from None
-        own = os.path.realpath(table_path) if table_path else None
-        if own is None or not is_under(real, own):
+        if not table_path or not is_under(real, own := os.path.realpath(table_path)):
             raise forbidden(f"{what}: the metadata file is not under its table's location {metadata.location!r}")
         others = self._overlapping(own, exclude=(db, name) if overwrite else None)
         if others:
@@ -711,7 +723,7 @@ class IcebergCatalog:
         if kept:
             log.info("purge of %s: %d files outside the table's own location kept", got.location, kept)
 
-    def rename_table(self, body: Any) -> None:
+    def rename_table(self, body: JsonValue) -> None:
         body = _obj(body, "RenameTableRequest")
         src, dst = body.get("source"), body.get("destination")
         if not isinstance(src, dict) or not isinstance(dst, dict):
@@ -844,14 +856,13 @@ class IcebergCatalog:
         if swaps:
             self._swap(swaps)
 
-    def commit_table(self, ns: str, name: str, body: Any) -> str:
+    def commit_table(self, ns: str, name: str, body: JsonValue) -> str:
         db, name = database_of(ns), name.lower()
         body = _obj(body, "CommitTableRequest")
         ident = body.get("identifier")
-        if ident is not None:
-            if not isinstance(ident, dict) or database_of(ident.get("namespace")) != db or \
-                    str(ident.get("name", "")).lower() != name:
-                raise bad_request("The identifier in the body does not name the table of the path")
+        if ident is not None and (not isinstance(ident, dict) or database_of(ident.get("namespace")) != db or
+                                  str(ident.get("name", "")).lower() != name):
+            raise bad_request("The identifier in the body does not name the table of the path")
         reqs, ups = self._parse_changes(body)
         s = self._stage(db, name, reqs, ups)
         try:
@@ -870,7 +881,7 @@ class IcebergCatalog:
             raise
         return '{"metadata-location":' + json.dumps(s.location) + ',"metadata":' + s.metadata.model_dump_json() + "}"
 
-    def commit_transaction(self, body: Any) -> None:
+    def commit_transaction(self, body: JsonValue) -> None:
         """Several tables' commits: every requirement is checked and every table swapped in one store
         transaction, or nothing changes."""
         body = _obj(body, "CommitTransactionRequest")
@@ -882,9 +893,10 @@ class IcebergCatalog:
         for c in changes:
             c = _obj(c, "table-changes entry")
             ident = c.get("identifier")
-            if not isinstance(ident, dict) or not isinstance(ident.get("name"), str):
+            table = ident.get("name") if isinstance(ident, dict) else None
+            if not isinstance(ident, dict) or not isinstance(table, str):
                 raise bad_request("Every table change of a transaction needs an identifier")
-            key = (database_of(ident.get("namespace")), ident["name"].lower())
+            key = (database_of(ident.get("namespace")), table.lower())
             if key in seen:
                 raise bad_request(f"Table {key[0]}.{key[1]} appears twice in the transaction")
             seen.add(key)

@@ -45,7 +45,7 @@ from ..server.http import (
 )
 from ..server.workers import FrontLimits
 from .errors import RestError, bad_request
-from .types import JsonValue
+from .types import Answer, JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from .iceberg import IcebergCatalog
@@ -155,7 +155,7 @@ def openapi(base_url: str | None = None) -> dict[str, Any]:
     return doc
 
 
-def config(endpoints: list[str]) -> dict[str, Any]:
+def config(endpoints: list[str]) -> JsonObject:
     """GET /v1/config: no defaults or overrides, the endpoints served."""
     return {"defaults": {}, "overrides": {}, "endpoints": endpoints}
 
@@ -275,9 +275,9 @@ class _Handler(BoundedHandler):
         else:
             self.send_body(route.status, json.dumps(result).encode())
 
-    def _call(self, op: str, p: dict[str, str], q: dict[str, str], body: Any) -> Any:
+    def _call(self, op: str, p: dict[str, str], q: dict[str, str], body: JsonValue) -> Answer:
         ns, table = p.get("namespace", ""), p.get("table", "")
-        calls: dict[str, Callable[[], Any]] = {
+        calls: dict[str, Callable[[], Answer]] = {
             "getConfig": lambda: config(endpoints()),
             "getOpenApi": lambda: openapi(self.base_url),
             "listNamespaces": lambda: self.api.get().list_namespaces(q.get("parent")),

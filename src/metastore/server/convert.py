@@ -6,7 +6,7 @@ Field names are shared, so conversion is by name; the per-class field lists are 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 from ..core import model as m
 from ..thrift import hms
@@ -43,7 +43,8 @@ def to_thrift(obj: Any) -> Any:
         return _stats_to_thrift(obj)
     if cls is m.SkewedInfo:
         return hms.SkewedInfo(skewedColNames=list(obj.skewedColNames), skewedColValues=list(obj.skewedColValues),
-                              skewedColValueLocationMaps={tuple(k): v for k, v in obj.skewedColValueLocationMaps.items()})
+                              skewedColValueLocationMaps={tuple(k): v
+                                                          for k, v in obj.skewedColValueLocationMaps.items()})
     nested = _NESTED.get(cls, {})
     kwargs = {}
     for name in _fields(cls):
@@ -103,7 +104,7 @@ _STATS_KINDS = ("booleanStats", "longStats", "doubleStats", "stringStats", "bina
                 "dateStats", "timestampStats")
 
 
-def _stats_to_thrift(cs: m.ColumnStatistics) -> Any:
+def _stats_to_thrift(cs: m.ColumnStatistics) -> hms.ColumnStatistics:
     d = cs.statsDesc
     desc = hms.ColumnStatisticsDesc(isTblLevel=d.isTblLevel, dbName=d.dbName, tableName=d.tableName,
                                     partName=d.partName, lastAnalyzed=d.lastAnalyzed, catName=d.catName)
@@ -111,34 +112,34 @@ def _stats_to_thrift(cs: m.ColumnStatistics) -> Any:
                                 engine=cs.engine)
 
 
-def stats_obj_to_thrift(o: m.ColumnStatisticsObj) -> Any:
+def stats_obj_to_thrift(o: m.ColumnStatisticsObj) -> hms.ColumnStatisticsObj:
     values = dict(o.values)
     if o.kind == "decimalStats":
         for k in ("lowValue", "highValue"):
             if k in values:
-                unscaled, scale = values[k]  # type: ignore[misc]
+                unscaled, scale = cast(tuple[bytes, int], values[k])  # as stats_obj_from_thrift stores it
                 values[k] = hms.Decimal(unscaled=unscaled, scale=scale)
     elif o.kind == "dateStats":
         for k in ("lowValue", "highValue"):
             if k in values:
-                values[k] = hms.Date(daysSinceEpoch=values[k])
+                values[k] = hms.Date(daysSinceEpoch=cast(int, values[k]))
     elif o.kind == "timestampStats":
         for k in ("lowValue", "highValue"):
             if k in values:
-                values[k] = hms.Timestamp(secondsSinceEpoch=values[k])
+                values[k] = hms.Timestamp(secondsSinceEpoch=cast(int, values[k]))
     struct_name = o.kind[0].upper() + o.kind[1:].replace("Stats", "ColumnStatsData")
     data = hms.ColumnStatisticsData(**{o.kind: getattr(hms, struct_name)(**values)})
     return hms.ColumnStatisticsObj(colName=o.colName, colType=o.colType, statsData=data)
 
 
-def stats_obj_from_thrift(t: Any) -> m.ColumnStatisticsObj:
+def stats_obj_from_thrift(t: hms.ColumnStatisticsObj) -> m.ColumnStatisticsObj:
     data = t.statsData
     kind = next((k for k in _STATS_KINDS if data is not None and getattr(data, k, None) is not None), None)
     if kind is None:
         raise ValueError(f"column statistics for {t.colName} carry no statistics data")
     member = getattr(data, kind)
     values: dict[str, object] = {}
-    for fid, spec in member.thrift_spec.items():
+    for spec in member.thrift_spec.values():
         name = spec[1]
         v = getattr(member, name)
         if v is None:

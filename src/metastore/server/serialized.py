@@ -17,17 +17,19 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypeVar, cast
 
 from thriftpy2.protocol.cybin import TCyBinaryProtocol
+from thriftpy2.thrift import TPayload
 from thriftpy2.transport import TMemoryBuffer
 
+from ..catalog.service import MAX_NAMES_PER_CALL, Catalog
 from ..core import errors as E
 from ..core import model as m
 from ..core.names import make_part_name, part_vals_from_name
-from ..catalog.service import MAX_NAMES_PER_CALL, Catalog
 from .convert import to_thrift
 from .handler import parse_db_name
+from .thrift_server import FastPath
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +37,47 @@ _STRUCT, _LIST = 12, 15
 _STOP = b"\x00"
 
 
-def struct_bytes(tobj: Any) -> bytes:
+# What each fast path reads of its call's argument struct (thriftpy2's `<method>_args`, made at run time from
+# the IDL: the names are the IDL's argument names; any field may be None on the wire).
+class _TableArgs(Protocol):
+    dbname: str | None
+    tbl_name: str | None
+
+
+class _TableReq(Protocol):
+    dbName: str | None  # noqa: N815 - the IDL's names
+    tblName: str | None  # noqa: N815
+
+
+class _TableReqArgs(Protocol):
+    req: _TableReq | None
+
+
+class _PartitionsArgs(Protocol):
+    db_name: str | None
+    tbl_name: str | None
+    max_parts: int | None
+
+
+class _PartitionsPsArgs(_PartitionsArgs, Protocol):
+    part_vals: list[str] | None
+
+
+class _PartitionsFilterArgs(_PartitionsArgs, Protocol):
+    filter: str | None
+
+
+class _PartitionsNamesArgs(Protocol):
+    db_name: str | None
+    tbl_name: str | None
+    names: list[str] | None
+
+
+_A = TypeVar("_A")
+_P = TypeVar("_P")
+
+
+def struct_bytes(tobj: TPayload) -> bytes:
     """A Thrift struct in the binary protocol: its fields and the stop byte."""
     buf = TMemoryBuffer()
     tobj.write(TCyBinaryProtocol(buf))
@@ -70,7 +112,7 @@ class SerializedReads:
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def methods(self) -> dict[str, Callable[[Any], bytes | None]]:
+    def methods(self) -> dict[str, FastPath]:
         return {
             "get_table": self.get_table,
             "get_table_req": self.get_table_req,
@@ -134,21 +176,24 @@ class SerializedReads:
 
     # ---- answers ------------------------------------------------------------------------------------
 
-    def _guard(fn: Callable[..., bytes | None]) -> Callable[..., bytes | None]:  # type: ignore[misc]
-        def call(self: SerializedReads, a: Any) -> bytes | None:
+    def _guard(  # type: ignore[misc]
+            fn: Callable[[SerializedReads, _A], bytes | None]) -> Callable[[SerializedReads, TPayload], bytes | None]:
+        def call(self: SerializedReads, a: TPayload) -> bytes | None:
             try:
-                return fn(self, a)
+                # `a` is the `_args` struct of the method this path serves (methods() maps it by name): it has
+                # the fields the path's Protocol names
+                return fn(self, cast(_A, a))
             except E.CatalogError:
                 return None  # the regular handler answers, with the right exception
         return call
 
     @_guard
-    def get_table(self, a: Any) -> bytes | None:
+    def get_table(self, a: _TableArgs) -> bytes | None:
         e = self._entry(a.dbname, a.tbl_name)
         return None if e is None else _struct_field(0, e.table_bytes) + _STOP
 
     @_guard
-    def get_table_req(self, a: Any) -> bytes | None:
+    def get_table_req(self, a: _TableReqArgs) -> bytes | None:
         req = a.req
         if req is None:
             return None
@@ -158,11 +203,11 @@ class SerializedReads:
         return _struct_field(0, _struct_field(1, e.table_bytes) + _STOP) + _STOP
 
     @staticmethod
-    def _limit(parts: list[Any], max_parts: int | None) -> list[Any]:
+    def _limit(parts: list[_P], max_parts: int | None) -> list[_P]:
         return parts if max_parts is None or max_parts < 0 else parts[:max_parts]
 
     @_guard
-    def get_partitions(self, a: Any) -> bytes | None:
+    def get_partitions(self, a: _PartitionsArgs) -> bytes | None:
         e = self._entry(a.db_name, a.tbl_name)
         if e is None:
             return None
@@ -170,7 +215,7 @@ class SerializedReads:
         return _list_field(0, [b for _, _, b in parts]) + _STOP
 
     @_guard
-    def get_partitions_ps(self, a: Any) -> bytes | None:
+    def get_partitions_ps(self, a: _PartitionsPsArgs) -> bytes | None:
         e = self._entry(a.db_name, a.tbl_name)
         if e is None or e.parts is None:
             return None
@@ -182,19 +227,20 @@ class SerializedReads:
         return _list_field(0, [b for _, _, b in self._limit(parts, a.max_parts)]) + _STOP
 
     @_guard
-    def get_partitions_by_filter(self, a: Any) -> bytes | None:
+    def get_partitions_by_filter(self, a: _PartitionsFilterArgs) -> bytes | None:
         e = self._entry(a.db_name, a.tbl_name)
         if e is None or e.parts is None or e.index is None:
             return None
         t = e.table
-        names = self.catalog.get_partition_names_by_filter(t.dbName, t.tableName, a.filter, a.max_parts)
+        names = self.catalog.get_partition_names_by_filter(t.dbName, t.tableName, a.filter,
+                                                           -1 if a.max_parts is None else a.max_parts)
         idx = [e.index.get(n) for n in names]
         if any(i is None for i in idx):
             return None  # changed since the entry was built
         return _list_field(0, [e.parts[i][2] for i in idx]) + _STOP  # type: ignore[index]
 
     @_guard
-    def get_partitions_by_names(self, a: Any) -> bytes | None:
+    def get_partitions_by_names(self, a: _PartitionsNamesArgs) -> bytes | None:
         if a.names is not None and len(a.names) > MAX_NAMES_PER_CALL:
             return None  # the catalog's path refuses it, with its MetaException (and nothing is looked up here)
         e = self._entry(a.db_name, a.tbl_name)

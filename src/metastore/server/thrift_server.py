@@ -8,9 +8,10 @@ limit, a malformed message (answered with a TApplicationException when its heade
 client that goes away mid-call ends that connection only; the server and the store are unaffected.
 
 Bounds (FrontLimits): at most max_connections connections (one more is accepted and closed at once); a
-connection with no call for idle_timeout is closed (its first call is due within read_timeout of the accept), and a call must arrive whole within read_timeout of its
-first byte (a client trickling bytes holds its thread no longer); a client that takes no bytes of its answer
-for idle_timeout is dropped. The work on a call has no timeout. The accept loop outlives every accept error.
+connection with no call for idle_timeout is closed (its first call is due within read_timeout of the accept),
+and a call must arrive whole within read_timeout of its first byte (a client trickling bytes holds its thread
+no longer); a client that takes no bytes of its answer for idle_timeout is dropped. The work on a call has no
+timeout. The accept loop outlives every accept error.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import TypeAlias
 
 from thriftpy2.protocol.cybin import TCyBinaryProtocol
-from thriftpy2.thrift import TApplicationException, TMessageType, TProcessor
+from thriftpy2.thrift import TApplicationException, TMessageType, TPayload, TProcessor
 from thriftpy2.transport import TMemoryBuffer, TTransportException
 from thriftpy2.transport.buffered import TCyBufferedTransport
 
@@ -86,7 +87,7 @@ class _MessageReader:
     silently and reads past the end of a memory buffer without noticing; it only ever sees checked messages.
     """
 
-    def __init__(self, recv: Any, limit: int) -> None:
+    def __init__(self, recv: Callable[[int], bytes], limit: int) -> None:
         self.recv = recv  # recv(n) -> up to n bytes; b"" when the connection ended
         self.limit = limit
         self.buf = bytearray()
@@ -353,11 +354,16 @@ class _Connection:
             raise ReadTimeout(f"a call not received whole within {self.read_s:g} s (read_timeout)") from None
 
 
+# a method answered from ready-made bytes (server/serialized.py): its decoded `<method>_args` struct -> the bytes
+# of its result struct, or None to let the handler answer
+FastPath: TypeAlias = Callable[[TPayload], bytes | None]
+
+
 class ThriftServer:
-    def __init__(self, handler: Any, host: str = "127.0.0.1", port: int = 9083,
+    def __init__(self, handler: object, host: str = "127.0.0.1", port: int = 9083,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE,
-                 fast: dict[str, Callable[[Any], bytes | None]] | None = None,
-                 connection_scope: Callable[[], AbstractContextManager[Any]] | None = None,
+                 fast: dict[str, FastPath] | None = None,
+                 connection_scope: Callable[[], AbstractContextManager[object]] | None = None,
                  limits: FrontLimits | None = None) -> None:
         self.processor = TProcessor(hms.ThriftHiveMetastore, handler)
         # entered by each connection's thread for the connection's life (Catalog.connection_scope)
@@ -410,7 +416,7 @@ class ThriftServer:
                 self._refused.note(f"{type(e).__name__}: {e}")
                 time.sleep(0.02)
 
-    def _start(self, conn: socket.socket, addr: Any) -> None:
+    def _start(self, conn: socket.socket, addr: object) -> None:
         if hung_up(conn):
             conn.close()
             return
@@ -445,7 +451,7 @@ class ThriftServer:
                 pass
             self._sock.close()
 
-    def _serve_connection(self, conn: socket.socket, addr: Any) -> None:
+    def _serve_connection(self, conn: socket.socket, addr: object) -> None:
         try:
             c = _Connection(self, conn)
             try:
@@ -510,7 +516,7 @@ class ThriftServer:
 
         def send() -> None:
             data = out_buf.getvalue()
-            out_buf.clean()
+            out_buf.clean()  # type: ignore[attr-defined]  # the Cython buffer thriftpy2 uses at run time has it
             if data:  # nothing for a oneway call
                 c.conn.sendall(struct.pack("!i", len(data)) + data)
 
@@ -519,7 +525,8 @@ class ThriftServer:
         out = TCyBinaryProtocol(out_buf, strict_write=True)
         self._serve_calls(reader, message, out, send)
 
-    def _serve_calls(self, reader: _MessageReader, message: Any, out: Any, send: Any) -> None:
+    def _serve_calls(self, reader: _MessageReader, message: Callable[[], bytes], out: TCyBinaryProtocol,
+                     send: Callable[[], None]) -> None:
         """The connection's calls, from its first whole one on within the catalog's connection scope (which
         may keep a store connection for the connection's life: not for one that never sends a whole call)."""
         self._process(reader, message, out, send)
@@ -527,7 +534,8 @@ class ThriftServer:
             while True:
                 self._process(reader, message, out, send)
 
-    def _process(self, reader: _MessageReader, message: Any, out: Any, send: Any) -> None:
+    def _process(self, reader: _MessageReader, message: Callable[[], bytes], out: TCyBinaryProtocol,
+                 send: Callable[[], None]) -> None:
         """Read one checked message and answer it; a broken message gets an answer (when it named its call)
         and then ends the connection, since what follows it cannot be told apart."""
         try:
@@ -543,11 +551,12 @@ class ThriftServer:
                 except (OSError, TTransportException):
                     pass
             raise
-        fast = self.fast.get(reader.name) if reader.name is not None else None
-        if fast is not None:
-            body = self._fast(fast, reader.name, data)
+        name = reader.name
+        fast = self.fast.get(name) if name is not None else None
+        if fast is not None and name is not None:
+            body = self._fast(fast, name, data)
             if body is not None:
-                out.write_message_begin(reader.name, TMessageType.REPLY, reader.seqid)
+                out.write_message_begin(name, TMessageType.REPLY, reader.seqid)
                 out.trans.write(body)
                 out.write_message_end()
                 send()
@@ -556,7 +565,7 @@ class ThriftServer:
         send()
 
     @staticmethod
-    def _fast(fn: Callable[[Any], bytes | None], name: str, data: bytes) -> bytes | None:
+    def _fast(fn: FastPath, name: str, data: bytes) -> bytes | None:
         iprot = TCyBinaryProtocol(TMemoryBuffer(data), strict_read=False)
         iprot.read_message_begin()
         args = getattr(hms.ThriftHiveMetastore, name + "_args")()

@@ -161,8 +161,8 @@ class Order(_Struct):
 class SkewedInfo(_Struct):
     skewedColNames: list[str]
     skewedColValues: list[list[str]]
-    skewedColValueLocationMaps: dict[list[str], str]
-    def __init__(self, skewedColNames: list[str] | None = None, skewedColValues: list[list[str]] | None = None, skewedColValueLocationMaps: dict[list[str], str] | None = None) -> None: ...
+    skewedColValueLocationMaps: dict[tuple[str, ...], str]
+    def __init__(self, skewedColNames: list[str] | None = None, skewedColValues: list[list[str]] | None = None, skewedColValueLocationMaps: dict[tuple[str, ...], str] | None = None) -> None: ...
 
 
 class StorageDescriptor(_Struct):
