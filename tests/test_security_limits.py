@@ -566,3 +566,84 @@ def test_catalogd_fronts_have_the_bounds_too(db: Database, tmp_path: Path, monke
     finally:
         svc.close()
         srv.stop()
+
+
+# ---- the shared bounded HTTP server (server/http.py), on its own: a front is its routes and error model
+
+def _all_of(s: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    chunks = []
+    while chunk := s.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_the_bounded_http_server_keeps_its_bounds_for_any_front() -> None:
+    """A minimal front on BoundedHTTPServer: the refusal beyond the cap and the server's own errors come in
+    the front's error model; a silent connection is closed at read_timeout; a body is capped and its length
+    read as digits only; the front's routes see whole requests."""
+    import http.client
+    import threading
+
+    from metastore.server.http import BoundedHandler, BoundedHTTPServer
+    from metastore.server.workers import FrontLimits
+
+    class Echo(BoundedHandler):
+        max_body = 1000
+
+        @classmethod
+        def error_body(cls, code: int, message: str, kind: str = "") -> bytes:
+            return json.dumps({"oops": {"code": code, "why": message}}).encode()
+
+        def do_POST(self) -> None:  # noqa: N802
+            try:
+                body = self.read_body()
+            except Exception as e:  # an HttpError: answered in the model
+                from metastore.server.http import HttpError
+                assert isinstance(e, HttpError)
+                self.send_error_body(e)
+                return
+            self.send_body(200, body, "application/octet-stream")
+
+    srv = BoundedHTTPServer(("127.0.0.1", 0), Echo, FrontLimits(max_connections=2, idle_timeout=5,
+                                                                  read_timeout=0.5), "test")
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("POST", "/", body=b"hello")
+        r = c.getresponse()
+        assert (r.status, r.read()) == (200, b"hello")
+        c.request("POST", "/", body=b"x" * 1001)  # over max_body: refused unread, the connection closed after
+        r = c.getresponse()
+        assert r.status == 413 and json.loads(r.read())["oops"]["code"] == 413
+        c.close()
+        for length in ("+5", "1_0", "٥"):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                s.sendall(f"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\nhello".encode())
+                assert s.recv(65536).startswith(b"HTTP/1.1 400 ")
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:  # the request line capped: 414
+            s.sendall(b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n")
+            answer = _all_of(s)
+            assert answer.startswith(b"HTTP/1.1 414 ") and b'"oops"' in answer
+        # two silent connections fill the cap: a third is refused at once in the model; the silent ones are
+        # closed at read_timeout (their first request is due then), and the slots come back
+        silent = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2)]
+        time.sleep(0.1)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            refusal = _all_of(s)
+        assert refusal.startswith(b"HTTP/1.1 503 ") and b'"oops"' in refusal and b"max_connections" in refusal
+        for s in silent:
+            assert _closed_within(s, 3) is not None
+            s.close()
+        deadline = time.monotonic() + 3
+        while srv.connections and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert srv.connections == 0
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("POST", "/", body=b"again")
+        assert c.getresponse().read() == b"again"
+        c.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
