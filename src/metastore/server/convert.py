@@ -6,7 +6,8 @@ Field names are shared, so conversion is by name; the per-class field lists are 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any, TypeVar, cast, overload
 
 from ..core import model as m
 from ..thrift import hms
@@ -22,6 +23,7 @@ _NESTED: dict[type, dict[str, Any]] = {
 # comparing them with the previous object's only costs time; their own nested parts are still shared.
 _NEVER_EQUAL = {(m.Partition, "sd"), (m.Table, "sd")}
 _BOOKKEEPING = {"id", "version"}
+_M = TypeVar("_M")  # a model class
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -32,16 +34,77 @@ def _fields(cls: type) -> tuple[str, ...]:
     return f
 
 
-def to_thrift(obj: Any) -> Any:
+# the types the fronts convert, checked; anything else (a nested part) as it comes
+@overload
+def to_thrift(obj: m.Database) -> hms.Database: ...
+
+
+@overload
+def to_thrift(obj: list[m.Database]) -> list[hms.Database]: ...
+
+
+@overload
+def to_thrift(obj: m.Table) -> hms.Table: ...
+
+
+@overload
+def to_thrift(obj: list[m.Table]) -> list[hms.Table]: ...
+
+
+@overload
+def to_thrift(obj: m.Partition) -> hms.Partition: ...
+
+
+@overload
+def to_thrift(obj: list[m.Partition]) -> list[hms.Partition]: ...
+
+
+@overload
+def to_thrift(obj: m.FieldSchema) -> hms.FieldSchema: ...
+
+
+@overload
+def to_thrift(obj: list[m.FieldSchema]) -> list[hms.FieldSchema]: ...
+
+
+@overload
+def to_thrift(obj: m.TableMeta) -> hms.TableMeta: ...
+
+
+@overload
+def to_thrift(obj: list[m.TableMeta]) -> list[hms.TableMeta]: ...
+
+
+@overload
+def to_thrift(obj: m.Function) -> hms.Function: ...
+
+
+@overload
+def to_thrift(obj: list[m.Function]) -> list[hms.Function]: ...
+
+
+@overload
+def to_thrift(obj: m.ColumnStatistics) -> hms.ColumnStatistics: ...
+
+
+@overload
+def to_thrift(obj: list[m.ColumnStatistics]) -> list[hms.ColumnStatistics]: ...
+
+
+@overload
+def to_thrift(obj: object) -> Any: ...
+
+
+def to_thrift(obj: object) -> Any:
     """A model object (or list of them) as the Thrift struct of the same name."""
     if obj is None:
         return None
     if isinstance(obj, list):
         return [to_thrift(x) for x in obj]
     cls = type(obj)
-    if cls is m.ColumnStatistics:
+    if isinstance(obj, m.ColumnStatistics):
         return _stats_to_thrift(obj)
-    if cls is m.SkewedInfo:
+    if isinstance(obj, m.SkewedInfo):
         return hms.SkewedInfo(skewedColNames=list(obj.skewedColNames), skewedColValues=list(obj.skewedColValues),
                               skewedColValueLocationMaps={tuple(k): v
                                                           for k, v in obj.skewedColValueLocationMaps.items()})
@@ -55,12 +118,12 @@ def to_thrift(obj: Any) -> Any:
     return getattr(hms, cls.__name__)(**kwargs)
 
 
-def from_thrift(tobj: Any, cls: type) -> Any:
+def from_thrift(tobj: object, cls: type[_M]) -> _M:
     """A Thrift struct as the model class `cls`; missing optional fields take the model's defaults."""
     return _convert(tobj, cls, None)
 
 
-def from_thrift_batch(tobjs: list[Any], cls: type) -> list[Any]:
+def from_thrift_batch(tobjs: Sequence[object], cls: type[_M]) -> list[_M]:
     """Several Thrift structs as model objects (as from_thrift). A nested struct or list of structs equal to
     the one at the same place in the previous object is converted once and shared: the partitions of one
     request usually carry the same columns and serde, and building those objects was most of the cost."""
