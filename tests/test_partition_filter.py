@@ -1,4 +1,4 @@
-"""Tests for metastore.catalog.partition_filter.
+"""Tests for the partition filter language: metastore.core.filters (parser) and metastore.store.filter_sql (SQL).
 
 Semantic tests run the generated SQL and compare the selected rows with a
 small pure-Python evaluator of the same AST (three-valued logic, like SQL).
@@ -21,22 +21,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
-from metastore.catalog.partition_filter import (
+from metastore.core.filters import (
     MAX_DEPTH,
     And,
     Between,
     Compare,
     FilterError,
     In,
-    KeyColumn,
     Like,
     Node,
     Not,
     Or,
     keys_of,
     parse,
-    to_sql,
 )
+from metastore.store.filter_sql import KeyColumn, to_sql
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

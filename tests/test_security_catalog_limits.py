@@ -20,7 +20,7 @@ from thrift.Thrift import TApplicationException
 from conftest import Client, Database, Server, unique
 from reference import Reference, reference  # noqa: F401  (the session fixture)
 from metastore.catalog.locks import conflicts, first_conflict
-from metastore.catalog.partition_filter import FilterError, like_matcher
+from metastore.core.filters import FilterError, like_matcher
 from metastore.store.locks import LockRow
 
 # ---- finding a lock's blocker: one pass, same answer as comparing every pair --------------------------------

@@ -37,10 +37,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
-from ..store.locks import LockQueries, LockRow, TxnRow
 from ..core.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
+from ..store.locks import LockQueries, LockRow, TxnRow
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from ..store.store import Tx
 
 # Thrift enum values (Hive's LockType, LockLevel, LockState)
 SHARED_READ, SHARED_WRITE, EXCLUSIVE, EXCL_WRITE = 1, 2, 3, 4
@@ -235,8 +240,14 @@ def holder_gone(agent_info: str | None) -> bool:
     return st[0] in ("Z", "X") or bool(started and st[1] != started)
 
 
+class Transactional(Protocol):
+    """What the lock manager needs of the catalog: a store write transaction (Catalog.transaction)."""
+
+    def transaction(self) -> AbstractContextManager[Tx]: ...
+
+
 class Locks:
-    def __init__(self, catalog: Any, timeout: float = DEFAULT_TIMEOUT, max_open_batch: int = MAX_OPEN_BATCH,
+    def __init__(self, catalog: Transactional, timeout: float = DEFAULT_TIMEOUT, max_open_batch: int = MAX_OPEN_BATCH,
                  max_open_txns: int = MAX_OPEN_TXNS) -> None:
         self.catalog = catalog
         self.timeout = float(timeout)
@@ -250,8 +261,8 @@ class Locks:
         gone (every call expires first, so a dead holder blocks others for at most the timeout); with
         `txnid`, that transaction is checked to be open before anything else."""
         sweep = self._swept_pid != os.getpid()
-        with self.catalog._write() as tx:
-            q = LockQueries(tx.conn)
+        with self.catalog.transaction() as tx:
+            q = tx.lock_queries()
             now = _now_ms()
             self._expire(q, now)
             if sweep:

@@ -13,25 +13,29 @@ import posixpath
 import re
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
-import sqlalchemy as sa
-from sqlalchemy import exc as sa_exc
-
-from ..store.store import Store, TableRef, Tx
 from ..core import messages as ev
-from ..core.events import EventType
 from ..core import model as m
+from ..core.errors import (
+    AlreadyExists,
+    CatalogError,
+    InvalidInput,
+    InvalidObject,
+    InvalidOperation,
+    MetaError,
+    NoSuchObject,
+    UnknownDB,
+)
+from ..core.events import EventType
+from ..core.filters import FilterError, Node, keys_of, parse
+from ..core.names import bad_values_message, column_error, java_list, make_part_name, part_vals_from_name, valid_name
+from ..store.store import Store, TableRef, Tx
+from .locations import LocationPolicy, Occupant, lexical_path, overlap, resolve, spellings
 from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
 from .locks import Locks
-from .locations import LocationPolicy, Occupant, lexical_path, overlap, resolve, spellings
-from ..core.errors import (AlreadyExists, CatalogError, InvalidInput, InvalidObject, InvalidOperation, MetaError,
-                     NoSuchObject, UnknownDB)
-from ..core.names import (INTEGRAL_TYPES, bad_values_message, column_error, java_list,
-                    make_part_name, part_vals_from_name, valid_name)
-from .partition_filter import FilterError, KeyColumn, keys_of, parse, to_sql
 from .warehouse import DirBatch, EarlyRmdir, Warehouse
 
 log = logging.getLogger(__name__)
@@ -77,11 +81,17 @@ class Catalog:
         """A context in which this thread's calls reuse one store connection (Store.connection_scope)."""
         return self.store.connection_scope()
 
-    def _write(self):  # type: ignore[no-untyped-def]
-        return _Guard(self.store.write())
+    def transaction(self) -> AbstractContextManager[Tx]:
+        """A store write transaction, for the catalog's own parts that change the store together with it (the
+        lock manager): serialized with every other writer, committed at the end of the block, rolled back by an
+        exception; a database failure comes out as a MetaError (AlreadyExists for a lost race on a unique key)."""
+        return self.store.write()
 
-    def _read(self):  # type: ignore[no-untyped-def]
-        return _Guard(self.store.read())
+    def _write(self) -> AbstractContextManager[Tx]:
+        return self.store.write()
+
+    def _read(self) -> AbstractContextManager[Tx]:
+        return self.store.read()
 
     def _event(self, tx: Tx, kind: str, db: str | None, table: str | None, message: str) -> None:
         tx.add_event(kind, db, table, message, self.msg.format, _now())
@@ -680,62 +690,72 @@ class Catalog:
     def get_partition_names(self, db: str, table: str, max_parts: int = -1) -> list[str]:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
-            return tx.partition_names(t.id, limit=max_parts)
+            return tx.partition_names(t, limit=max_parts)
 
-    def _ps_where(self, tx: Tx, t: m.Table, values: Sequence[str]) -> sa.ColumnElement[bool] | None:
-        """Partial specification: empty strings are wildcards, others must match the key's value."""
+    @staticmethod
+    def _spec(t: m.Table, values: Sequence[str]) -> Sequence[str]:
+        """A partial specification (values in key order; empty strings are wildcards, others must match the
+        key's value), checked to name no more values than the table has keys."""
         if len(values) > len(t.partitionKeys):
             raise MetaError(f"Incorrect number of partition values. numPartKeys={len(t.partitionKeys)}, "
                             f"part_val={len(values)}")
-        conds = [tx.key_value_column(i) == v for i, v in enumerate(values) if v not in ("", None)]
-        return sa.and_(*conds) if conds else None
+        return values
 
     def get_partitions_ps(self, db: str, table: str, values: Sequence[str], max_parts: int = -1) -> list[m.Partition]:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
-            return tx.partitions(t, where=self._ps_where(tx, t, values or []), limit=max_parts)
+            return tx.partitions(t, spec=self._spec(t, values or []), limit=max_parts)
 
     def get_partition_names_ps(self, db: str, table: str, values: Sequence[str], max_parts: int = -1) -> list[str]:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
-            return tx.partition_names(t.id, self._ps_where(tx, t, values or []), max_parts)
+            return tx.partition_names(t, spec=self._spec(t, values or []), limit=max_parts)
 
-    def _filter_where(self, tx: Tx, t: m.Table, text: str | None) -> sa.ColumnElement[bool] | None:
+    @staticmethod
+    def _filter(t: m.Table, text: str | None) -> Node | None:
+        """A client's filter parsed (None for a blank one: all partitions), its keys checked to be the table's.
+        The store translates it; its FilterErrors (and the parser's) reach the client as MetaError."""
         if text is None or not text.strip():
             return None
         try:
             node = parse(text)
-            keys = {k.name.lower(): i for i, k in enumerate(t.partitionKeys)}
-            missing = keys_of(node) - set(keys)
-            if missing:
-                raise MetaError(f"Specified key <{sorted(missing)[0]}> is not a partitioning key for the table")
-            cols = {k: KeyColumn(tx.key_value_column(i), t.partitionKeys[i].type.lower() in INTEGRAL_TYPES)
-                    for k, i in keys.items() if k in keys_of(node)}
-            return to_sql(node, cols)
         except FilterError as e:
             raise MetaError(str(e)) from e
+        missing = keys_of(node) - {k.name.lower() for k in t.partitionKeys}
+        if missing:
+            raise MetaError(f"Specified key <{sorted(missing)[0]}> is not a partitioning key for the table")
+        return node
 
     def get_partitions_by_filter(self, db: str, table: str, text: str | None, max_parts: int = -1) -> list[m.Partition]:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
-            return tx.partitions(t, where=self._filter_where(tx, t, text), limit=max_parts)
+            node = self._filter(t, text)
+            try:
+                return tx.partitions(t, filter=node, limit=max_parts)
+            except FilterError as e:
+                raise MetaError(str(e)) from e
 
     def get_partition_names_by_filter(self, db: str, table: str, text: str | None, max_parts: int = -1) -> list[str]:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
-            return tx.partition_names(t.id, self._filter_where(tx, t, text), max_parts)
+            node = self._filter(t, text)
+            try:
+                return tx.partition_names(t, filter=node, limit=max_parts)
+            except FilterError as e:
+                raise MetaError(str(e)) from e
 
     def table_version(self, db: str, name: str) -> tuple[int, int] | None:
         """(id, version) of a table; the version changes with every change to it or its partitions."""
-        try:
-            return self.store.table_version(db.lower(), name.lower())
-        except sa_exc.SQLAlchemyError as e:
-            raise MetaError(f"{e.__class__.__name__}: {_short(e)}") from e
+        return self.store.table_version(db.lower(), name.lower())
 
     def count_partitions_by_filter(self, db: str, table: str, text: str | None) -> int:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
-            return tx.count_partitions(t.id, self._filter_where(tx, t, text))
+            node = self._filter(t, text)
+            try:
+                return tx.count_partitions(t, filter=node)
+            except FilterError as e:
+                raise MetaError(str(e)) from e
 
     def get_partitions_by_names(self, db: str, table: str, names: Sequence[str]) -> list[m.Partition]:
         with self._read() as tx:
@@ -847,7 +867,11 @@ class Catalog:
                 wanted = [make_part_name(keys, part_vals_from_name(keys, n, NoSuchObject)) for n in names]
                 parts = tx.partitions(t, names=wanted)
             else:
-                parts = tx.partitions(t, where=self._filter_where(tx, t, where))
+                node = self._filter(t, where)
+                try:
+                    parts = tx.partitions(t, filter=node)
+                except FilterError as e:
+                    raise MetaError(str(e)) from e
                 wanted = [self._part_name(t, p.values) for p in parts]
             if len(parts) < len(set(wanted)) and not if_exists:
                 have = {self._part_name(t, p.values) for p in parts}
@@ -1163,36 +1187,6 @@ class Catalog:
                             "cleaned before consumers %s read them", upto, max_ttl, ", ".join(behind))
             if upto != rows[-1][0] or len(rows) < chunk:
                 return total
-
-
-class _Guard:
-    """A store transaction whose database errors become catalog errors (MetaException to clients)."""
-
-    def __init__(self, cm: Any) -> None:
-        self.cm = cm
-
-    def __enter__(self) -> Tx:
-        try:
-            return self.cm.__enter__()
-        except sa_exc.SQLAlchemyError as e:
-            raise MetaError(f"store unavailable: {e.__class__.__name__}: {_short(e)}") from e
-
-    def __exit__(self, et: Any, e: Any, tb: Any) -> bool:
-        try:
-            self.cm.__exit__(et, e, tb)
-        except sa_exc.IntegrityError as x:
-            raise AlreadyExists(f"the object was created concurrently: {_short(x)}") from x
-        except sa_exc.SQLAlchemyError as x:
-            raise MetaError(f"{x.__class__.__name__}: {_short(x)}") from x
-        if isinstance(e, sa_exc.IntegrityError):
-            raise AlreadyExists(f"the object was created concurrently: {_short(e)}") from e
-        if isinstance(e, sa_exc.SQLAlchemyError):
-            raise MetaError(f"{e.__class__.__name__}: {_short(e)}") from e
-        return False
-
-
-def _short(e: BaseException) -> str:
-    return str(getattr(e, "orig", e)).splitlines()[0][:500]
 
 
 def _check_events_kept(tx: Tx, last_event: int, events: list[m.NotificationEvent]) -> None:

@@ -8,7 +8,7 @@ import operator
 import re
 from typing import Any
 
-from ..catalog import partition_filter as pf
+from ..core import filters as pf
 
 INTEGRAL = {"tinyint", "smallint", "int", "integer", "bigint"}
 _INT = re.compile(r"-?[0-9]{1,65}")

@@ -6,7 +6,12 @@ across every server process on the same database: event ids are gap-free and in 
 read-check-write inside a write transaction cannot lose an update.
 
 Reads of many partitions are a fixed number of set-based queries (one per child table), never one per
-partition.
+partition. Partitions are selected by plain values (canonical names, a partial specification) or a parsed
+filter (core.filters' AST, translated here by filter_sql): callers build no SQL.
+
+The store is the only layer that sees SQLAlchemy's errors: `read()`, `write()` and `table_version()` raise a
+database failure as a core error (MetaError; AlreadyExists for a unique key a concurrent writer took first), so
+nothing above the store imports SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -14,15 +19,17 @@ from __future__ import annotations
 import json
 import threading
 from collections import defaultdict, namedtuple
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
-from sqlalchemy.sql import util as sql_util
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql import util as sql_util
 
+from ..core.errors import AlreadyExists, CatalogError, MetaError
+from ..core.filters import Node, keys_of
 from ..core.model import (
     ColumnStatisticsObj,
     Database,
@@ -38,8 +45,11 @@ from ..core.model import (
     Table,
     TableMeta,
 )
+from ..core.names import INTEGRAL_TYPES
 from . import schema as s
 from .engine import is_sqlite_file, raw_sqlite_connection
+from .filter_sql import KeyColumn, to_sql
+from .locks import LockQueries
 
 _CHUNK = 500  # ids per IN (...) list; well under every dialect's bound-parameter limit
 _OWNER_TYPES = {1: "USER", 2: "ROLE", 3: "GROUP"}
@@ -269,6 +279,7 @@ class Store:
         self._keep = pool_size // 2 if is_sqlite_file(engine) else 0
         self._kept = 0
         self._kept_lock = threading.Lock()
+        self._on_events: tuple[Callable[[], None], ...] = ()  # see on_events_committed
         t = s.tbls.c
         self._table_version = _Prepared(engine, sa.select(t.TBL_ID, t.VERSION).select_from(
             s.tbls.join(s.dbs, s.dbs.c.DB_ID == t.DB_ID)).where(
@@ -276,30 +287,59 @@ class Store:
 
     def table_version(self, db: str, name: str) -> tuple[int, int] | None:
         """(TBL_ID, VERSION) of a table, outside any transaction: the key of cached serialized forms."""
-        row = self._table_version.first(db=db, name=name)
+        try:
+            row = self._table_version.first(db=db, name=name)
+        except sa.exc.SQLAlchemyError as e:
+            raise _store_error(e) from e
         return (int(row[0]), int(row[1])) if row is not None else None
+
+    def describe(self) -> str:
+        """The store's URL, without its password (for logs and status)."""
+        return self.engine.url.render_as_string(hide_password=True)
+
+    def on_events_committed(self, callback: Callable[[], None]) -> None:
+        """Run `callback()` (in the committing thread, after the commit) whenever a write transaction of this
+        Store that added notification events commits: a hint for in-process readers of the log, which need not
+        wait for their next poll. It must be quick and not raise; it is never removed."""
+        with self._kept_lock:
+            self._on_events = (*self._on_events, callback)
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
-        with self._connection() as conn:
-            with conn.begin():
+        """A read transaction; errors of the database come out as core errors (see _store_error)."""
+        started = False
+        try:
+            with self._connection() as conn, conn.begin():
                 tx = Tx(conn, self.dialect)
                 try:
+                    started = True
                     yield tx
                 finally:
                     tx.close()
+        except sa.exc.SQLAlchemyError as e:
+            raise _store_error(e, started) from e
 
     @contextmanager
     def write(self) -> Iterator[Tx]:
-        with self._connection() as conn:
-            conn.info["write"] = True  # consumed by the SQLite begin hook
-            with conn.begin():
-                tx = Tx(conn, self.dialect)
-                try:
-                    tx.lock_sequence()
-                    yield tx
-                finally:
-                    tx.close()
+        """A write transaction, serialized with every other writer on the database (see the module docstring);
+        errors of the database come out as core errors (see _store_error)."""
+        started = False
+        try:
+            with self._connection() as conn:
+                conn.info["write"] = True  # consumed by the SQLite begin hook
+                with conn.begin():
+                    tx = Tx(conn, self.dialect)
+                    try:
+                        tx.lock_sequence()
+                        started = True
+                        yield tx
+                    finally:
+                        tx.close()
+        except sa.exc.SQLAlchemyError as e:
+            raise _store_error(e, started) from e
+        if tx.events_written:
+            for callback in self._on_events:
+                callback()
 
     @contextmanager
     def _connection(self) -> Iterator[Connection]:
@@ -357,6 +397,18 @@ class Store:
                 conn.execute(s.notification_sequence.insert().values(NNI_ID=1, NEXT_EVENT_ID=1))
 
 
+def _store_error(e: sa.exc.SQLAlchemyError, started: bool = True) -> CatalogError:
+    """A database error as the error clients get (a MetaException, or AlreadyExists for a write that lost a race
+    on a unique key); `started`: whether the transaction had begun (otherwise the store is unavailable). The
+    text is the driver's first line, capped: enough to tell what failed."""
+    short = (str(getattr(e, "orig", e)).splitlines() or [""])[0][:500]
+    if not started:
+        return MetaError(f"store unavailable: {e.__class__.__name__}: {short}")
+    if isinstance(e, sa.exc.IntegrityError):
+        return AlreadyExists(f"the object was created concurrently: {short}")
+    return MetaError(f"{e.__class__.__name__}: {short}")
+
+
 def _json(v: Any) -> str | None:
     return json.dumps(v) if v else None
 
@@ -369,6 +421,11 @@ class Tx:
         self.dialect = dialect
         self._next_event: int | None = None
         self._cur: Any = None
+        self.events_written = False  # whether add_event ran (Store.on_events_committed)
+
+    def lock_queries(self) -> LockQueries:
+        """The lock manager's queries (HIVE_LOCKS, TXNS, ...) in this transaction."""
+        return LockQueries(self.conn)
 
     def close(self) -> None:
         if self._cur is not None:
@@ -454,6 +511,7 @@ class Tx:
             TBL_NAME=table, MESSAGE=message, MESSAGE_FORMAT=fmt)])
         self._next_event = eid + 1
         self._run(_ADVANCE_SEQUENCE, {"next": eid + 1})
+        self.events_written = True
         return eid
 
     def current_event_id(self) -> int:
@@ -902,6 +960,27 @@ class Tx:
             (pid, k, v) for pid, (_, p) in zip(part_ids, parts) for k, v in (p.parameters or {}).items()])
         self.bump_table_version(tbl_id)
 
+    def _where(self, table: Table, filter: Node | None,
+               spec: Sequence[str | None] | None) -> sa.ColumnElement[bool] | None:
+        """The condition over PARTITIONS of a filter and/or a partial specification, None for all partitions.
+
+        `filter`: a parsed partition filter whose keys are all the table's (the caller checks them; an unknown one
+        raises FilterError); it is translated by filter_sql.to_sql, whose FilterErrors (too many comparisons, an
+        unsupported LIKE pattern) pass through. `spec`: values in key order, an empty string or None a wildcard,
+        any other value must equal the key's (at most as many values as keys, which the caller checks).
+        """
+        where: sa.ColumnElement[bool] | None = None
+        if spec:
+            conds = [self._key_value_column(i) == v for i, v in enumerate(spec) if v not in ("", None)]
+            where = sa.and_(*conds) if conds else None
+        if filter is not None:
+            used = keys_of(filter)
+            cols = {k.name.lower(): KeyColumn(self._key_value_column(i), k.type.lower() in INTEGRAL_TYPES)
+                    for i, k in enumerate(table.partitionKeys) if k.name.lower() in used}
+            translated = to_sql(filter, cols)
+            where = translated if where is None else sa.and_(where, translated)
+        return where
+
     def partition_scope(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None,
                         names: Sequence[str] | None = None) -> sa.Select:
         """A SELECT of the PART_IDs of a table matching `where` (built over PARTITIONS) and/or `names`."""
@@ -911,10 +990,12 @@ class Tx:
             q = q.where(p.PART_NAME.in_(list(names)))
         return q
 
-    def partitions(self, table: Table, where: sa.ColumnElement[bool] | None = None,
+    def partitions(self, table: Table, filter: Node | None = None, spec: Sequence[str | None] | None = None,
                    names: Sequence[str] | None = None, limit: int = -1) -> list[Partition]:
-        """Partitions of `table` in PART_NAME order, built with one query per child table."""
+        """Partitions of `table` in PART_NAME order, built with one query per child table; those matching a
+        filter and/or a partial specification (see _where) and/or named by `names` (canonical names)."""
         assert table.id is not None
+        where = self._where(table, filter, spec)
         p = s.partitions.c
         q = (sa.select(p.PART_ID, p.PART_NAME, p.CREATE_TIME, p.LAST_ACCESS_TIME, *self._SD_COLUMNS)
              .select_from(s.partitions.outerjoin(s.sds, s.sds.c.SD_ID == p.SD_ID)
@@ -947,16 +1028,20 @@ class Tx:
                           catName=table.catName)
                 for r in rows]
 
-    def partition_names(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None, limit: int = -1) -> list[str]:
+    def partition_names(self, table: Table, filter: Node | None = None, spec: Sequence[str | None] | None = None,
+                        limit: int = -1) -> list[str]:
+        """Names of `table`'s partitions (matching a filter and/or a partial specification, see _where), sorted."""
         p = s.partitions.c
-        q = _where_keys(sa.select(p.PART_NAME).where(p.TBL_ID == tbl_id).order_by(p.PART_NAME), where)
+        q = _where_keys(sa.select(p.PART_NAME).where(p.TBL_ID == table.id).order_by(p.PART_NAME),
+                        self._where(table, filter, spec))
         if limit is not None and limit >= 0:
             q = q.limit(limit)
         return list(self.conn.execute(q).scalars())
 
-    def count_partitions(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None) -> int:
+    def count_partitions(self, table: Table, filter: Node | None = None) -> int:
+        """How many of `table`'s partitions match a filter (all without one)."""
         p = s.partitions.c
-        q = _where_keys(sa.select(sa.func.count()).where(p.TBL_ID == tbl_id), where)
+        q = _where_keys(sa.select(sa.func.count()).where(p.TBL_ID == table.id), self._where(table, filter, None))
         return int(self.conn.execute(q).scalar_one())
 
     def partition_refs(self, tbl_id: int, names: Sequence[str]) -> dict[str, Any]:
@@ -971,7 +1056,8 @@ class Tx:
                 out[r.PART_NAME] = r
         return out
 
-    def key_value_column(self, index: int) -> sa.ColumnElement[str]:
+    @staticmethod
+    def _key_value_column(index: int) -> sa.ColumnElement[str]:
         """The value of partition key `index` for the PARTITIONS row in scope, for a `where` over PARTITIONS.
 
         It is a column of the alias kv<index> of PARTITION_KEY_VALS, which the partition queries join
