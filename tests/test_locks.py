@@ -241,9 +241,10 @@ def test_locks_survive_a_restart(database: Database, tmp_path: Path) -> None:
 
 def test_timeout_setting(tmp_path: Path) -> None:
     from metastore import config
-    assert config.load(env={}).txn_timeout == "300s"
-    assert config.load(env={"METASTORE_TXN_TIMEOUT": "2s"}).txn_timeout == "2s"
+    # durations are parsed once at load, as float seconds
+    assert config.load(env={}).txn_timeout == 300.0
+    assert config.load(env={"METASTORE_TXN_TIMEOUT": "2s"}).txn_timeout == 2.0
     site = tmp_path / "hive-site.xml"
     site.write_text("<configuration><property><name>metastore.txn.timeout</name><value>45s</value></property>"
                     "</configuration>")
-    assert config.load(str(site), env={}).txn_timeout == "45s"
+    assert config.load(str(site), env={}).txn_timeout == 45.0
