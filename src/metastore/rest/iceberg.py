@@ -121,7 +121,8 @@ def database_of(namespace: object) -> str:
                           f"only")
     if not namespace[0]:
         raise bad_request("Invalid namespace: empty name")
-    return namespace[0].lower()
+    level: str = namespace[0]  # checked above: a list of strings
+    return level.lower()
 
 
 @dataclass

@@ -236,7 +236,8 @@ class _Handler(BoundedHandler):
                             f"Request body too complex ({containers} objects and arrays, "
                             f"at most {MAX_JSON_CONTAINERS})")
         try:
-            return json.loads(raw)
+            value: JsonValue = json.loads(raw)
+            return value
         except (ValueError, UnicodeDecodeError) as e:
             raise bad_request(f"Malformed JSON in the request body: {e}") from None
 

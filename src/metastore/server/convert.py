@@ -120,7 +120,7 @@ def to_thrift(obj: object) -> Any:
 
 def from_thrift(tobj: object, cls: type[_M]) -> _M:
     """A Thrift struct as the model class `cls`; missing optional fields take the model's defaults."""
-    return _convert(tobj, cls, None)
+    return cast(_M, _convert(tobj, cls, None))
 
 
 def from_thrift_batch(tobjs: Sequence[object], cls: type[_M]) -> list[_M]:

@@ -81,7 +81,8 @@ def struct_bytes(tobj: TPayload) -> bytes:
     """A Thrift struct in the binary protocol: its fields and the stop byte."""
     buf = TMemoryBuffer()
     tobj.write(TCyBinaryProtocol(buf))
-    return buf.getvalue()
+    data: bytes = buf.getvalue()
+    return data
 
 
 def _struct_field(fid: int, body: bytes) -> bytes:

@@ -19,7 +19,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from thriftpy2.thrift import TType
 
@@ -164,7 +164,7 @@ def _compile(cls: type) -> Writer:
               "        memo[id(obj)] = text",
               "    return text"]
     exec("\n".join(lines), env)  # noqa: S102 - code built above from the class's own field names
-    return env["write"]
+    return cast(Writer, env["write"])
 
 
 _WRITERS: dict[type, Writer] = {}
@@ -299,7 +299,8 @@ def dumps_alike(objs: Sequence[Any], holes: Sequence[str]) -> list[str]:
 
 def struct_doc(obj: Any) -> dict[str, Any]:
     """The parsed TJSON document of a struct."""
-    return json.loads(dumps(obj))
+    doc: dict[str, Any] = json.loads(dumps(obj))  # a struct writes as a JSON object
+    return doc
 
 
 # ---- reading -----------------------------------------------------------------------------------------
