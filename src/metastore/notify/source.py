@@ -9,50 +9,40 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import EventsMissing
 from ..core.model import NotificationEvent
 from ..thrift.client import HIVE_ERRORS, MetastoreClient, error_text
 
+if TYPE_CHECKING:
+    from ..catalog.service import Catalog
+    from ..store.store import Store
+
 _hints_lock = threading.Lock()
-_hints: weakref.WeakKeyDictionary[Any, _Hints] = weakref.WeakKeyDictionary()
+_hints: weakref.WeakKeyDictionary[Store, _Hints] = weakref.WeakKeyDictionary()
 
 
 class _Hints:
-    """Wakes waiters when a transaction of this process that inserted into the log commits."""
+    """Wakes waiters when a write transaction of this process that added events to the log commits (one store
+    callback, registered once per store; the waiters are held weakly, so a dropped reader costs nothing)."""
 
-    def __init__(self, engine: Any) -> None:
-        import sqlalchemy as sa
-
+    def __init__(self, store: Store) -> None:
         self.waiters: weakref.WeakSet[threading.Event] = weakref.WeakSet()
-        log_table = "NOTIFICATION_LOG"
+        store.on_events_committed(self.wake)
 
-        def after_execute(conn, clause, *_a, **_k):  # type: ignore[no-untyped-def]
-            table = getattr(clause, "table", None)
-            if getattr(clause, "is_insert", False) and getattr(table, "name", None) == log_table:
-                conn.info["_metastore_events_written"] = True
-
-        def on_commit(conn):  # type: ignore[no-untyped-def]
-            if conn.info.pop("_metastore_events_written", False):
-                for w in list(self.waiters):
-                    w.set()
-
-        def on_rollback(conn):  # type: ignore[no-untyped-def]
-            conn.info.pop("_metastore_events_written", None)
-
-        sa.event.listen(engine, "after_execute", after_execute)
-        sa.event.listen(engine, "commit", on_commit)
-        sa.event.listen(engine, "rollback", on_rollback)
+    def wake(self) -> None:
+        for w in list(self.waiters):
+            w.set()
 
 
-def commit_hint(catalog: Any) -> threading.Event:
+def commit_hint(catalog: Catalog) -> threading.Event:
     """An Event set whenever a transaction of this process that wrote notification events commits."""
-    engine = catalog.store.engine
+    store = catalog.store
     with _hints_lock:
-        h = _hints.get(engine)
+        h = _hints.get(store)
         if h is None:
-            h = _hints[engine] = _Hints(engine)
+            h = _hints[store] = _Hints(store)
     ev = threading.Event()
     h.waiters.add(ev)
     return ev
@@ -80,10 +70,10 @@ class LogSource:
 
 
 class CatalogSource(LogSource):
-    def __init__(self, catalog: Any) -> None:
+    def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.hint = commit_hint(catalog)
-        self.describe = catalog.store.engine.url.render_as_string(hide_password=True)
+        self.describe = catalog.store.describe()
 
     def next(self, after: int, limit: int) -> list[NotificationEvent]:
         self.hint.clear()
