@@ -28,9 +28,8 @@ from conftest import ROOT, Server, make_database, unique
 LOCAL = ["--with", "metastore.repl.copy.engine=local"]
 
 
-@pytest.fixture(scope="module")
-def pair(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Server]]:
-    tmp = tmp_path_factory.mktemp("repl")
+def two_servers(backend: str, tmp: Path) -> Iterator[tuple[Server, Server]]:
+    """A source and a target `metastore serve`, each on its own store database of `backend`."""
     dbs = [make_database(backend, tmp / n) for n in ("src", "tgt")]
     for n in ("src", "tgt"):
         (tmp / n).mkdir()
@@ -42,6 +41,11 @@ def pair(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tup
     for g in dbs:
         for _ in g:
             pass
+
+
+@pytest.fixture(scope="module")
+def pair(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Server]]:
+    yield from two_servers(backend, tmp_path_factory.mktemp("repl"))
 
 
 def repl(*args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:

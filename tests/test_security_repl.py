@@ -16,31 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_repl import LOCAL, add_parts, repl, table, write_file
+from test_repl import LOCAL, add_parts, repl, table, two_servers, write_file
 
 from metastore.repl.staging import Staging, read_json, write_json
 from metastore.thrift import hms, tjson
 from metastore.thrift.client import MetastoreClient
 
-from conftest import Server, make_database, unique
+from conftest import Server, unique
 
 pytestmark = pytest.mark.slow  # two servers and `metastore repl` processes: 4 to 9 s a test
 
 
 @pytest.fixture(scope="module")
 def pair(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Server]]:
-    tmp = tmp_path_factory.mktemp("repl_sec")
-    dbs = [make_database(backend, tmp / n) for n in ("src", "tgt")]
-    for n in ("src", "tgt"):
-        (tmp / n).mkdir()
-    a, b = next(dbs[0]), next(dbs[1])
-    src, tgt = Server(a, tmp / "src").start(), Server(b, tmp / "tgt").start()
-    yield src, tgt
-    src.stop()
-    tgt.stop()
-    for g in dbs:
-        for _ in g:
-            pass
+    yield from two_servers(backend, tmp_path_factory.mktemp("repl_sec"))
 
 
 def files(d: Path) -> dict[str, str]:

@@ -122,6 +122,13 @@ class MetastoreClient:
                     raise MetastoreUnavailable(f"{self.uri}: {fn}: {type(e).__name__}: {error_text(e)}") from None
         raise AssertionError("unreachable")
 
+    def _found(self, fn: str, *args: Any) -> Any:
+        """A read's answer, or None when the metastore answers that the object does not exist."""
+        try:
+            return self._call(fn, *args, read=True)
+        except hms.NoSuchObjectException:
+            return None
+
     def forward(self, fn: str, *args: Any) -> Any:
         """Any Thrift call by name, for a front that passes calls through; reads retried as `_call` does."""
         if fn.startswith("_") or not hasattr(hms.ThriftHiveMetastore, fn + "_args"):
@@ -183,10 +190,7 @@ class MetastoreClient:
 
     def find_database(self, name: str) -> hms.Database | None:
         """The database, or None when it does not exist."""
-        try:
-            return self.get_database(name)
-        except hms.NoSuchObjectException:
-            return None
+        return self._found("get_database", name)
 
     def create_database(self, db: hms.Database) -> None:
         self._call("create_database", db)
@@ -209,10 +213,7 @@ class MetastoreClient:
 
     def find_table(self, db: str, name: str) -> hms.Table | None:
         """The table, or None when it (or its database) does not exist."""
-        try:
-            return self.get_table(db, name)
-        except hms.NoSuchObjectException:
-            return None
+        return self._found("get_table", db, name)
 
     def get_table_objects_by_name(self, db: str, names: list[str]) -> list[hms.Table]:
         return list(self._call("get_table_objects_by_name", db, names, read=True) or [])
@@ -293,10 +294,7 @@ class MetastoreClient:
 
     def find_function(self, db: str, name: str) -> hms.Function | None:
         """The function, or None when it does not exist."""
-        try:
-            return self.get_function(db, name)
-        except hms.NoSuchObjectException:
-            return None
+        return self._found("get_function", db, name)
 
     def create_function(self, fn: hms.Function) -> None:
         self._call("create_function", fn)
