@@ -80,6 +80,8 @@ def test_one_connection_per_thread(server: Server) -> None:
     for t in threads:
         t.join()
     assert len(seen) == 80 and len(ms._open) == 4
+    ms.current_event_id()  # a connection for this thread: the ended threads' connections are closed
+    assert [t for t, _ in ms._open] == [threading.current_thread()]
     ms.close()
     assert ms._open == []
     assert ms.current_event_id() >= max(seen)  # usable after close: reconnects

@@ -80,7 +80,7 @@ class MetastoreClient:
         self.retry_reads = retry_reads
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._open: list[Any] = []
+        self._open: list[tuple[threading.Thread, Any]] = []  # every thread's connection, with its thread
 
     # -- connections ----------------------------------------------------------------------------------
     def _connected(self) -> Any:
@@ -94,7 +94,12 @@ class MetastoreClient:
                 raise MetastoreUnavailable(f"{self.uri}: connect: {type(e).__name__}: {error_text(e)}") from None
             self._local.client = c
             with self._lock:
-                self._open.append(c)
+                # a thread that ended took its thread-local with it: its connection is closed here, not leaked
+                gone = [x for t, x in self._open if not t.is_alive()]
+                self._open = [(t, x) for t, x in self._open if t.is_alive()]
+                self._open.append((threading.current_thread(), c))
+            for x in gone:
+                _close_quietly(x)
         return c
 
     def _drop(self) -> None:
@@ -102,8 +107,7 @@ class MetastoreClient:
         self._local.client = None
         if c is not None:
             with self._lock:
-                if c in self._open:
-                    self._open.remove(c)
+                self._open = [(t, x) for t, x in self._open if x is not c]
             _close_quietly(c)
 
     def _call(self, fn: str, *args: Any, read: bool = False) -> Any:
@@ -152,7 +156,7 @@ class MetastoreClient:
         with self._lock:
             open_, self._open = self._open, []
         self._local = threading.local()
-        for c in open_:
+        for _, c in open_:
             _close_quietly(c)
 
     def __enter__(self) -> Self:
