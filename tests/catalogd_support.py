@@ -11,10 +11,20 @@ from typing import Any
 
 from metastore.catalogd.bootstrap import bootstrap
 from metastore.catalogd.catalog import CatalogCache
-from metastore.catalogd.client import Metastore
 from metastore.catalogd.loader import TableLoader
 from metastore.catalogd.processor import Processor, make_processor
 from metastore.thrift import hms
+from metastore.thrift.client import MetastoreClient
+
+
+class Metastore(MetastoreClient):
+    """The project's client, plus any other Thrift call by its name (open_txns, commit_txn, alter_table_with_cascade,
+    ...) for the tests' set-up; catalogd itself uses the typed methods only."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args: self.forward(name, *args)
 
 
 def fs(name: str, type_: str = "string") -> Any:
@@ -213,7 +223,7 @@ class ReplayLog:
         real: list[Any] = []
         after = start
         while True:
-            batch = ms.next_events(after, 1000)
+            batch = ms.next_notification(after, 1000)
             if not batch:
                 break
             real += batch
@@ -237,7 +247,7 @@ class ReplayLog:
         self.start = start
         self.last = nid
 
-    def next_events(self, after: int, limit: int) -> list[Any]:
+    def next_notification(self, after: int, limit: int) -> list[Any]:
         i = after - self.start
         return self.events[max(0, i):max(0, i) + limit]
 
@@ -261,4 +271,4 @@ def random_ops(rng: random.Random, n: int) -> list[tuple[str, int, int, int]]:
     return [(rng.choice(Driver.KINDS), rng.randrange(8), rng.randrange(8), rng.randrange(8)) for _ in range(n)]
 
 
-__all__ = ["Driver", "ReplayLog", "run_catalogd", "bootstrap", "random_ops", "table_obj"]
+__all__ = ["Driver", "Metastore", "ReplayLog", "run_catalogd", "bootstrap", "random_ops", "table_obj"]

@@ -14,16 +14,15 @@ from typing import Any
 
 import pytest
 
-from catalogd_support import ReplayLog, bootstrap, table_obj
-from conftest import Server, unique
 from metastore.catalogd.catalog import CatalogCache
-from metastore.catalogd.client import Metastore
-from metastore.catalogd.events import (Applier, PseudoCommitTxnTask, RenameSourceTask, RenameTargetTask, TableTask,
-                                       Task)
+from metastore.catalogd.events import Applier, PseudoCommitTxnTask, RenameSourceTask, RenameTargetTask, TableTask, Task
 from metastore.catalogd.loader import TableLoader
 from metastore.catalogd.processor import HierarchicalProcessor
 from metastore.catalogd.verify import cache_view, metastore_view
 from metastore.thrift import hms
+
+from catalogd_support import Metastore, ReplayLog, bootstrap, table_obj
+from conftest import Server, unique
 
 SLOW = 0.3
 
@@ -404,9 +403,8 @@ def test_multi_table_write_locks_are_all_or_nothing() -> None:
     h.start()
     held.wait(5)
     t0 = time.monotonic()
-    with pytest.raises(LockTimeout):
-        with cache.lock_tables([("d", "a"), ("d", "b"), ("d", "c")], attempts=5, wait=0.02):
-            pass
+    with pytest.raises(LockTimeout), cache.lock_tables([("d", "a"), ("d", "b"), ("d", "c")], attempts=5, wait=0.02):
+        pass
     assert time.monotonic() - t0 < 2  # bounded retries
     # nothing of the failed attempt stayed locked: another thread takes a and c at once
     got: list[bool] = []

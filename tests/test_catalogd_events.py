@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from catalogd_support import Driver, ReplayLog, bootstrap, run_catalogd
-from conftest import Server, unique
 from metastore.catalogd.catalog import CatalogCache
-from metastore.catalogd.client import Metastore
 from metastore.catalogd.events import TableTask, plan
 from metastore.catalogd.verify import cache_view, metastore_view
+
+from catalogd_support import Driver, Metastore, ReplayLog, bootstrap, run_catalogd
+from conftest import Server, unique
 
 OPS = st.lists(st.tuples(st.sampled_from(Driver.KINDS), st.integers(0, 7), st.integers(0, 7),
                          st.integers(0, 7)), min_size=5, max_size=40)

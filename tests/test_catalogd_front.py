@@ -11,13 +11,27 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hive_metastore.ttypes import (Database, FieldSchema, GetTableRequest, InvalidOperationException,
-                                   MetaException, NoSuchObjectException, Partition, SerDeInfo,
-                                   StorageDescriptor, Table)
+from hive_metastore.ttypes import (
+    Database,
+    FieldSchema,
+    FireEventRequest,
+    FireEventRequestData,
+    GetTableRequest,
+    InsertEventRequestData,
+    InvalidOperationException,
+    MetaException,
+    NoSuchObjectException,
+    Partition,
+    SerDeInfo,
+    StorageDescriptor,
+    Table,
+)
 
-from conftest import Client, Server, free_port, unique
 from metastore.catalogd.catalog import list_files
 from metastore.catalogd.service import CatalogdService
+from metastore.core.names import split_part_name
+
+from conftest import Client, Server, free_port, unique
 
 
 def table(db: str, name: str, part_keys: list[tuple[str, str]] | None = None) -> Table:
@@ -185,3 +199,76 @@ def test_command_and_status(server: Server, tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "metastore.cli", "catalogd", "--metastore", "http://x"],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "thrift://" in bad.stderr
+
+
+# partition values that Hive's partition names escape (/, =, %), and a space and non-ASCII, which they do not
+AWKWARD = ["eu/west", "a=b", "50%", "new york", "zürich"]
+
+
+def test_partition_values_that_need_escaping_are_cached_as_the_metastore_names_them(
+        server: Server, client: Client) -> None:
+    """Issue 19, acceptance 2: a cached table whose partition values need Hive's escaping has, after bootstrap
+    and after ADD/ALTER/DROP_PARTITION and INSERT events, the metastore's partition names and values, served
+    through catalogd's Thrift front from the cache."""
+    db = unique("esc")
+    client.create_database(Database(db, "", None, {}))
+    client.create_table(table(db, "t", [("region", "string"), ("label", "string")]))
+
+    def part(v: str) -> Partition:
+        p = Partition(values=[v, f"{v} {v}"], dbName=db, tableName="t", sd=table(db, "t").sd, parameters={})
+        p.sd.location = None
+        return p
+    client.add_partitions([part(v) for v in AWKWARD[:3]])  # before catalogd: found by its bootstrap
+    s = CatalogdService(server.uri, port=0, http_port=0).start()
+    cat = Client(s.port)
+
+    def same_as_the_metastore() -> list[str]:
+        names = client.get_partition_names(db, "t", -1)
+        hits = s.front.hits
+        assert cat.get_partition_names(db, "t", -1) == names  # loads the table first, after bootstrap
+        cached = s.cache.table(db, "t")
+        assert cached is not None and sorted(cached.partitions) == sorted(names)
+        mine = {tuple(p.values): p for p in cat.get_partitions(db, "t", -1)}
+        theirs = {tuple(p.values): p for p in client.get_partitions(db, "t", -1)}
+        assert sorted(mine) == sorted(theirs)
+        for name in names:
+            values = [v for _, v in split_part_name(name)]
+            p = cat.get_partition_by_name(db, "t", name)
+            assert p.values == values == client.get_partition_by_name(db, "t", name).values
+            assert cat.get_partition(db, "t", values).sd.location == theirs[tuple(values)].sd.location
+            assert p.parameters == theirs[tuple(values)].parameters
+        assert s.front.hits - hits == 2 + 2 * len(names) and s.front.misses == 0  # all from the cache
+        return names
+
+    try:
+        names = same_as_the_metastore()
+        assert "region=eu%2Fwest/label=eu%2Fwest eu%2Fwest" in names and "region=a%3Db/label=a%3Db a%3Db" in names
+        assert "region=50%25/label=50%25 50%25" in names
+
+        # events: each kind on an awkward value, made on the metastore directly so catalogd learns of them
+        # from the notification log
+        client.add_partitions([part(v) for v in AWKWARD[3:]])
+        p = client.get_partition(db, "t", ["50%", "50% 50%"])
+        p.parameters = dict(p.parameters or {}, altered="yes")
+        client.alter_partition(db, "t", p)
+        written = client.get_partition(db, "t", ["zürich", "zürich zürich"]).sd.location
+        path = Path(written[len("file:"):] if written.startswith("file:") else written)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "part-00000").write_bytes(b"1\n")
+        client.fire_listener_event(FireEventRequest(
+            successful=True, data=FireEventRequestData(insertData=InsertEventRequestData(
+                filesAdded=[f"{written}/part-00000"])), dbName=db, tableName="t",
+            partitionVals=["zürich", "zürich zürich"]))
+        assert client.drop_partition(db, "t", ["eu/west", "eu/west eu/west"], True)
+        s.sync_to_latest(30)
+
+        names = same_as_the_metastore()
+        assert len(names) == 4 and not any(n.startswith("region=eu%2Fwest/") for n in names)
+        assert "region=new york/label=new york new york" in names and "region=zürich/label=zürich zürich" in names
+        assert cat.get_partition(db, "t", ["50%", "50% 50%"]).parameters["altered"] == "yes"
+        cached = s.cache.table(db, "t")
+        assert cached is not None and [f.name for f in cached.files[written]] == ["part-00000"]  # the INSERT's
+        assert s.processor is not None and s.processor.metrics.failed == 0
+    finally:
+        cat.close()
+        s.close()

@@ -13,9 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from test_spark import PRUNED, _differences, _java, reference_steps, run_workload  # noqa: F401 - the fixture
 
 from conftest import Database, Server, free_port
-from test_spark import PRUNED, _differences, _java, reference_steps, run_workload  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.timeout(3600)]
 

@@ -5,21 +5,24 @@ error. Also: the topic update log (skips, MAX_NUM_SKIPPED_TOPIC_UPDATES, GC), mi
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hive_metastore.ttypes import Database, MetaException, Partition
+from test_catalogd_front import table
 
-from conftest import Client, Server, unique
 from metastore.catalogd.catalog import CatalogCache
 from metastore.catalogd.service import CatalogdService
 from metastore.catalogd.subscriber import NotInReplica, Subscriber
 from metastore.catalogd.topics import MAX_NUM_SKIPPED_TOPIC_UPDATES, Publisher, TopicBuilder
 from metastore.thrift import hms
-from test_catalogd_front import table
+
+from conftest import Client, Server, unique
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +33,32 @@ def svc(server: Server) -> Iterator[CatalogdService]:
     s.close()
 
 
+class StuckableSubscriber(Subscriber):
+    """A remote subscriber that can be made stuck: while `stuck` is set it asks for no topic update, and drops
+    the answer of a poll that was under way, so it applies (and acknowledges) nothing more."""
+
+    def __init__(self, *a: Any, **k: Any) -> None:
+        self.stuck = threading.Event()
+        self.closing = False
+        super().__init__(*a, **k)
+
+    def get(self, path: str, timeout: float) -> Any:
+        if not path.startswith("/topic"):
+            return super().get(path, timeout)
+        while self.stuck.is_set() and not self.closing:
+            time.sleep(0.02)
+        doc = super().get(path, timeout)
+        return {"updates": []} if self.stuck.is_set() else doc
+
+    def close(self) -> None:
+        self.closing = True
+        super().close()
+
+
 @pytest.fixture
-def subs(svc: CatalogdService) -> Iterator[tuple[Subscriber, Subscriber]]:
+def subs(svc: CatalogdService) -> Iterator[tuple[Subscriber, StuckableSubscriber]]:
     local = Subscriber(unique("local"), svc)
-    remote = Subscriber(unique("remote"), f"http://127.0.0.1:{svc.http_port}", poll_wait=0.5)
+    remote = StuckableSubscriber(unique("remote"), f"http://127.0.0.1:{svc.http_port}", poll_wait=0.5)
     deadline = time.time() + 10
     while remote.replica.version == 0 or remote.name not in svc.publisher.acked:
         assert time.time() < deadline
@@ -101,7 +126,7 @@ def test_stuck_subscriber_ends_the_wait_with_the_timeout_error(svc: CatalogdServ
     db = unique("stuck")
     try:
         c.create_database(Database(db, "", None, {}))
-        remote.paused.set()  # stops polling: it applies (and acknowledges) nothing more
+        remote.stuck.set()  # stops polling: it applies (and acknowledges) nothing more
         t0 = time.monotonic()
         with pytest.raises(MetaException) as e:
             c.create_table(table(db, "t"))
@@ -117,12 +142,12 @@ def test_stuck_subscriber_ends_the_wait_with_the_timeout_error(svc: CatalogdServ
         with pytest.raises(urllib.error.HTTPError) as h:
             urllib.request.urlopen(f"http://127.0.0.1:{svc.http_port}/sync?event={eid}&timeout=0.5")
         assert h.value.code == 504 and "SYNC_DDL timed out" in json.loads(h.value.read())["error"]
-        remote.paused.clear()  # it catches up, and SYNC_DDL works again
+        remote.stuck.clear()  # it catches up, and SYNC_DDL works again
         c.create_table(table(db, "u"))
         assert remote.replica.get_table(db, "u").tableName == "u"
         assert remote.replica.get_table(db, "t").tableName == "t"
     finally:
-        remote.paused.clear()
+        remote.stuck.clear()
         c.drop_database(db, True, True)
         c.close()
 

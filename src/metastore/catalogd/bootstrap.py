@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..thrift import hms
+from ..thrift.client import MetastoreClient
 from .catalog import CatalogCache
-from .client import Metastore
 
 
-def bootstrap(cache: CatalogCache, ms: Metastore) -> int:
+def bootstrap(cache: CatalogCache, ms: MetastoreClient) -> int:
     """Fills the cache with names; returns the event id the processor starts after. The id is read first, so
     whatever changes while names are read is also in the events that follow it (applied idempotently)."""
     eid = ms.current_event_id()

@@ -44,13 +44,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.events import DATABASE_EVENTS, FUNCTION_EVENTS, TABLE_EVENTS, TXN_END_EVENTS, EventType
-from ..core.messages import (AddPartition, AlterDatabase, AlterPartition, AlterTable, CreateDatabase,
-                             CreateFunction, CreateTable, DropDatabase, DropFunction, DropPartition, DropTable,
-                             Insert, Message, MessageError, TxnMessage, Unknown, decode)
+from ..core.messages import (
+    AddPartition,
+    AlterDatabase,
+    AlterPartition,
+    AlterTable,
+    CreateDatabase,
+    CreateFunction,
+    CreateTable,
+    DropDatabase,
+    DropFunction,
+    DropPartition,
+    DropTable,
+    Insert,
+    Message,
+    MessageError,
+    TxnMessage,
+    Unknown,
+    decode,
+)
 from ..core.names import make_part_name
 from ..thrift import hms
+from ..thrift.client import MetastoreClient
 from .catalog import CachedTable, CatalogCache, TableKey
-from .client import Metastore
 from .loader import TableLoader, load_files, partition_name
 
 log = logging.getLogger(__name__)
@@ -224,7 +240,7 @@ def spec_name(keys: list[str], spec: dict[str, str]) -> str:
 class Applier:
     """Applies tasks to the cache. Safe for concurrent tasks on different tables."""
 
-    def __init__(self, cache: CatalogCache, metastore: Metastore, loader: TableLoader | None = None,
+    def __init__(self, cache: CatalogCache, metastore: MetastoreClient, loader: TableLoader | None = None,
                  rename_timeout: float = 60.0) -> None:
         self.cache = cache
         self.ms = metastore
@@ -390,9 +406,9 @@ class Applier:
         elif isinstance(msg, Insert):
             kv = msg.part_key_vals
             if kv:
-                p = t.partitions.get(spec_name([k.name for k in t.obj.partitionKeys], kv))
-                if p is not None:
-                    t.files[p.sd.location] = c.list_files(p.sd.location)
+                written = t.partitions.get(spec_name([k.name for k in t.obj.partitionKeys], kv))
+                if written is not None:
+                    t.files[written.sd.location] = c.list_files(written.sd.location)
             else:
                 t.files = load_files(c, t.obj, list(t.partitions.values()))
         else:  # a message that could not be read

@@ -22,13 +22,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..thrift import hms
+from ..thrift.client import READ_PREFIXES
 from .catalog import CachedTable
 from .filters import FilterEval
 
 log = logging.getLogger(__name__)
-
-READ_PREFIXES = ("get_", "getMeta", "getName", "getVersion", "getStatus", "getCounter", "aliveSince",
-                 "show_locks", "check_lock", "partition_name_")
 
 
 class SyncTimeout(Exception):
@@ -53,7 +51,7 @@ class Front:
 
         def call(*args: Any) -> Any:
             self.passed += 1
-            result = self.ms.call(name, *args)
+            result = self.ms.forward(name, *args)
             if not name.startswith(READ_PREFIXES):
                 self.svc.after_write()
             return result
@@ -61,7 +59,7 @@ class Front:
 
     def _miss(self, name: str, *args: Any) -> Any:
         self.misses += 1
-        return self.ms.call(name, *args)
+        return self.ms.forward(name, *args)
 
     def _sync(self) -> None:
         if self.sync_reads:

@@ -16,8 +16,8 @@ from typing import Any
 
 from ..core.names import make_part_name
 from ..thrift import hms
+from ..thrift.client import MetastoreClient
 from .catalog import CachedTable, CatalogCache, TableKey
-from .client import Metastore
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ URGENT, BACKGROUND = 0, 1
 
 
 class TableLoader:
-    def __init__(self, cache: CatalogCache, metastore: Metastore, threads: int = 4) -> None:
+    def __init__(self, cache: CatalogCache, metastore: MetastoreClient, threads: int = 4) -> None:
         self.cache = cache
         self.ms = metastore
         self._heap: list[tuple[int, int, TableKey]] = []

@@ -34,9 +34,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from .catalog import CatalogCache, TableKey
-from .client import Metastore
 from ..core.messages import DropTable
+from ..thrift.client import MetastoreClient
+from .catalog import CatalogCache, TableKey
 from .events import Applier, DbBarrierTask, RenameSourceTask, RenameTargetTask, TableTask, Task, plan
 from .loader import TableLoader
 
@@ -71,7 +71,7 @@ class Processor:
 
     mode = "?"
 
-    def __init__(self, cache: CatalogCache, metastore: Metastore, loader: TableLoader | None = None,
+    def __init__(self, cache: CatalogCache, metastore: MetastoreClient, loader: TableLoader | None = None,
                  start_event_id: int = 0, poll_interval: float = 0.2, batch: int = BATCH) -> None:
         self.cache = cache
         self.ms = metastore
@@ -111,7 +111,7 @@ class Processor:
 
     # -- polling --------------------------------------------------------------------------------------
     def poll_once(self) -> int:
-        events = self.ms.next_events(self.last_read, self.batch)
+        events = self.ms.next_notification(self.last_read, self.batch)
         if events:
             self.metrics.latest_event_id = max(self.metrics.latest_event_id, events[-1].eventId)
         else:
@@ -442,7 +442,7 @@ class HierarchicalProcessor(Processor):
             ex.stop()
 
 
-def make_processor(hierarchical: bool, cache: CatalogCache, metastore: Metastore, loader: TableLoader | None,
+def make_processor(hierarchical: bool, cache: CatalogCache, metastore: MetastoreClient, loader: TableLoader | None,
                    start_event_id: int = 0, **kw: Any) -> Processor:
     if hierarchical:
         return HierarchicalProcessor(cache, metastore, loader, start_event_id, **kw)

@@ -16,16 +16,15 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 from ..config import load as load_settings
-from ..rest.server import MAX_HEADER_BYTES, _Clock, _Reader
+from ..server.http import BoundedHandler, BoundedHTTPServer
 from ..server.workers import FrontLimits, front_limits, small_thread_stacks
 from ..thrift import hms
+from ..thrift.client import MetastoreClient
 from .bootstrap import bootstrap
 from .catalog import CatalogCache, FileMeta, list_files
-from .client import Metastore
 from .front import Front
 from .loader import TableLoader
 from .processor import Processor, make_processor
@@ -46,7 +45,7 @@ class CatalogdService:
                  poll_interval: float = 0.05, max_outstanding: int = 5000, load_in_background: bool = True,
                  limits: FrontLimits | None = None, max_message_bytes: int | None = None) -> None:
         self.started = time.time()
-        self.metastore = Metastore(metastore)
+        self.metastore = MetastoreClient(metastore, retry_reads=True)
         # file_lister: how a location's files are listed (catalog.list_files: local and file: locations)
         self.cache = CatalogCache(file_lister or list_files, set(blacklist_dbs or ()),
                                   set(blacklist_tables or ()), keep_history=False)
@@ -68,7 +67,7 @@ class CatalogdService:
         # ..._READ_TIMEOUT, ..._MAX_MESSAGE_BYTES, or METASTORE_CONFIG's file), as `metastore serve` takes them
         self.limits, self.max_message_bytes = limits, max_message_bytes
         self._thrift: Any = None
-        self._http: ThreadingHTTPServer | None = None
+        self._http: BoundedHTTPServer | None = None
         self._threads: list[threading.Thread] = []
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -93,8 +92,8 @@ class CatalogdService:
                                         limits=self.limits)
             self.port = self._thrift.bind()
             self._spawn(self._thrift.serve_forever, "catalogd-thrift")
-            self._http = _BoundedHTTPServer((self.host, self.http_port if self.http_port is not None
-                                             else self.port + 1), _http_handler(self, self.limits), self.limits)
+            self._http = BoundedHTTPServer((self.host, self.http_port if self.http_port is not None
+                                            else self.port + 1), _endpoint(self), self.limits, "catalogd HTTP")
             self.http_port = self._http.server_address[1]
             self._spawn(self._http.serve_forever, "catalogd-http")
         return self
@@ -158,7 +157,7 @@ class CatalogdService:
     def status(self) -> dict[str, Any]:
         assert self.processor is not None
         pub, b = self.publisher, self.publisher.builder
-        return {"metastore": self.metastore.url, "thrift_port": self.port, "http_port": self.http_port,
+        return {"metastore": self.metastore.uri, "thrift_port": self.port, "http_port": self.http_port,
                 "uptime_s": round(time.time() - self.started, 1), "processor": self.processor.status(),
                 "catalog": self.cache.stats(),
                 "loader": {"loads": self.loader.loads, "failures": self.loader.failures,
@@ -171,110 +170,48 @@ class CatalogdService:
                 "sync_ddl": self.sync_ddl}
 
 
-_BUSY_BODY = json.dumps({"error": "too many connections (max_connections)"}).encode()
-_BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
-         b"Content-Length: " + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n" + _BUSY_BODY)
+class _Endpoint(BoundedHandler):
+    """catalogd's HTTP endpoint on the shared bounded server (server/http.py: connection cap answered 503, the
+    fronts' clocks, request line and header caps). GETs only, one request a connection (HTTP/1.0), so a body
+    (never read: no route takes one) is never taken for a next request."""
 
+    protocol_version = "HTTP/1.0"
+    svc: ClassVar[CatalogdService]
 
-class _BoundedHTTPServer(ThreadingHTTPServer):
-    """The HTTP endpoint with the metastore fronts' bounds: at most max_connections connections (one more gets
-    a 503 and is closed), each request read within the clocks of the REST front (rest/server.py _Clock)."""
+    def _send(self, code: int, doc: Any) -> None:
+        self.send_body(code, json.dumps(doc).encode("utf-8"))
 
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
-                 limits: FrontLimits) -> None:
-        self.limits = limits
-        self._open = 0
-        self._open_lock = threading.Lock()
-        super().__init__(address, handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._open_lock:
-            full = self._open >= self.limits.max_connections
-            if not full:
-                self._open += 1
-        if full:
-            try:
-                request.setblocking(False)
-                request.send(_BUSY)
-            except OSError:
-                pass
-            self.shutdown_request(request)
-            return
+    def do_GET(self) -> None:  # noqa: N802
+        svc = self.svc
+        u = urllib.parse.urlsplit(self.path)
+        q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query).items()}
         try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._left()
-            raise
+            if u.path == "/status":
+                self._send(200, svc.status())
+            elif u.path == "/topic":
+                name, frm = q.get("name", "anonymous"), int(q.get("from", "0"))
+                pub = svc.publisher
+                if name not in pub.acked:
+                    pub.register(name)
+                pub.ack(name, frm)
+                ups, complete = pub.updates_since(frm, min(float(q.get("wait", "0")), 30.0))
+                if frm == 0 or not complete:
+                    ups = [pub.full_update()]
+                self._send(200, {"updates": [update_to_json(x) for x in ups]})
+            elif u.path == "/object":
+                kind, key = q["kind"], q["key"]
+                self._send(200, object_to_json(kind, svc.fetch(kind, key)))
+            elif u.path == "/sync":
+                try:
+                    v = svc.wait_for_event(int(q["event"]), float(q["timeout"]) if "timeout" in q else None)
+                    self._send(200, {"version": v})
+                except SyncDdlTimeout as e:
+                    self._send(504, {"error": str(e)})
+            else:
+                self._send(404, {"error": f"no such endpoint: {u.path}"})
+        except (KeyError, ValueError) as e:
+            self._send(400, {"error": f"bad request: {type(e).__name__}: {e}"})
 
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._left()
 
-    def _left(self) -> None:
-        with self._open_lock:
-            self._open -= 1
-
-
-def _http_handler(svc: CatalogdService, limits: FrontLimits) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        # HTTP/1.0: one request a connection, so a body (never read: every endpoint is a GET) is never taken
-        # for a next request
-        def log_message(self, *a: Any) -> None:
-            pass
-
-        def setup(self) -> None:
-            super().setup()
-            self.rfile.close()  # the base class's reader: ours reads within the clocks
-            self.clock = _Clock(self.connection, limits)
-            self.rfile = _Reader(self.clock)
-
-        def handle_one_request(self) -> None:
-            # the first request due within read_timeout of the accept and whole within it (the base class
-            # closes the connection on the clock's RequestTimeout, a TimeoutError); line and headers capped
-            self.clock.next_request()
-            self.rfile.head_left = MAX_HEADER_BYTES  # the request line included
-            super().handle_one_request()
-
-        def _send(self, code: int, doc: Any) -> None:
-            self.clock.writing()  # a client that does not take its answer within idle_timeout is dropped
-            body = json.dumps(doc).encode("utf-8")
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:  # noqa: N802
-            u = urllib.parse.urlsplit(self.path)
-            q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query).items()}
-            try:
-                if u.path == "/status":
-                    self._send(200, svc.status())
-                elif u.path == "/topic":
-                    name, frm = q.get("name", "anonymous"), int(q.get("from", "0"))
-                    pub = svc.publisher
-                    if name not in pub.acked:
-                        pub.register(name)
-                    pub.ack(name, frm)
-                    ups, complete = pub.updates_since(frm, min(float(q.get("wait", "0")), 30.0))
-                    if frm == 0 or not complete:
-                        ups = [pub.full_update()]
-                    self._send(200, {"updates": [update_to_json(x) for x in ups]})
-                elif u.path == "/object":
-                    kind, key = q["kind"], q["key"]
-                    self._send(200, object_to_json(kind, svc.fetch(kind, key)))
-                elif u.path == "/sync":
-                    try:
-                        v = svc.wait_for_event(int(q["event"]), float(q["timeout"]) if "timeout" in q else None)
-                        self._send(200, {"version": v})
-                    except SyncDdlTimeout as e:
-                        self._send(504, {"error": str(e)})
-                else:
-                    self._send(404, {"error": f"no such endpoint: {u.path}"})
-            except (KeyError, ValueError) as e:
-                self._send(400, {"error": f"bad request: {type(e).__name__}: {e}"})
-    return Handler
+def _endpoint(svc: CatalogdService) -> type[_Endpoint]:
+    return type("CatalogdEndpoint", (_Endpoint,), {"svc": svc})

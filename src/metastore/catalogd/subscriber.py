@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -137,10 +138,10 @@ class Subscriber:
         self.name = name
         self.source = source
         self.poll_wait = poll_wait
-        self.paused = threading.Event()  # a stuck subscriber (tests): takes no updates while set
         self.received = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.url: str | None = None
         if isinstance(source, str):
             self.url = source.rstrip("/")
             self.replica = Replica(self._fetch_http)
@@ -148,7 +149,6 @@ class Subscriber:
             self._thread = threading.Thread(target=self._poll, name=f"catalogd-sub-{name}", daemon=True)
             self._thread.start()
         else:
-            self.url = None
             self.replica = Replica(source.fetch)
             self.replica.apply(source.publisher.full_update())
             source.publisher.register(name, self)
@@ -156,8 +156,7 @@ class Subscriber:
 
     # in-process delivery
     def deliver(self, up: TopicUpdate) -> bool:
-        if self.paused.is_set():
-            return False
+        """Applies an update handed over by the publisher; True once applied (the publisher counts it acked)."""
         self.received += 1
         if not self.replica.apply(up):
             self.replica.apply(self.source.publisher.full_update())
@@ -165,25 +164,22 @@ class Subscriber:
         return True
 
     # remote
-    def _get(self, path: str, timeout: float) -> Any:
-        with urllib.request.urlopen(self.url + path, timeout=timeout) as r:  # type: ignore[operator]
+    def get(self, path: str, timeout: float) -> Any:
+        """One GET on catalogd's endpoint (a remote subscriber's only way to it): the JSON answer."""
+        assert self.url is not None
+        with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
             return json.loads(r.read().decode("utf-8"))
 
     def _fetch_http(self, kind: str, key: str) -> Any:
         from .wire import object_from_json
-        doc = self._get(f"/object?kind={kind}&key={urllib.request.quote(key)}", 30)
+        doc = self.get(f"/object?kind={kind}&key={urllib.parse.quote(key)}", 30)
         return object_from_json(kind, doc) if doc else None
 
     def _poll(self) -> None:
         while not self._stop.is_set():
-            if self.paused.is_set():
-                self._stop.wait(0.05)
-                continue
             try:
-                doc = self._get(f"/topic?name={urllib.request.quote(self.name)}&from={self.replica.version}"
-                                f"&wait={self.poll_wait}", self.poll_wait + 30)
-                if self.paused.is_set():
-                    continue  # stuck since the poll began: drop what came
+                doc = self.get(f"/topic?name={urllib.parse.quote(self.name)}&from={self.replica.version}"
+                               f"&wait={self.poll_wait}", self.poll_wait + 30)
                 for u in doc["updates"]:
                     up = self.decoder.update(u)
                     self.received += 1

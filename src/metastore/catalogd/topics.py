@@ -90,8 +90,8 @@ class TopicBuilder:
         for (db, tn), t in list(c.tables.items()):
             self._consider(up, "table", f"{db}.{tn}", t.version, lambda t=t: snapshot_table(t))
         up.deletions = [d for d in c.deletions_since(frm) if d.version <= to]
-        for d in up.deletions:
-            self.log.pop(f"{d.kind}:{d.key}", None)
+        for gone in up.deletions:
+            self.log.pop(f"{gone.kind}:{gone.key}", None)
         self.last_version = to
         self.updates += 1
         if self.gc_every and self.updates % self.gc_every == 0:

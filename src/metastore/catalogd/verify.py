@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..thrift import hms
+from ..thrift.client import MetastoreClient
 from .catalog import CatalogCache
-from .client import Metastore
 from .loader import partition_name
 
 
@@ -35,7 +35,7 @@ def cache_view(cache: CatalogCache, dbs: set[str] | None = None) -> dict[str, An
     for name, d in sorted(cache.dbs.items()):
         if dbs is not None and name not in dbs:
             continue
-        tables = {}
+        tables: dict[str, Any] = {}
         for (db, tn), t in sorted(cache.tables.items()):
             if db != name:
                 continue
@@ -47,7 +47,7 @@ def cache_view(cache: CatalogCache, dbs: set[str] | None = None) -> dict[str, An
     return out
 
 
-def metastore_view(ms: Metastore, dbs: set[str] | None = None) -> dict[str, Any]:
+def metastore_view(ms: MetastoreClient, dbs: set[str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in sorted(ms.get_all_databases()):
         if dbs is not None and name not in dbs:

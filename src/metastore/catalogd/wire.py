@@ -8,7 +8,6 @@ from ..thrift import hms, tjson
 from .catalog import Deletion, FileMeta
 from .topics import TableSnapshot, TopicEntry, TopicUpdate
 
-
 # Thrift-JSON documents of partitions, by the partition object: a table's unchanged partitions are the same
 # objects from one version of the table to the next, and a full topic update resends the whole table.
 _DOCS: dict[int, tuple[Any, Any]] = {}
