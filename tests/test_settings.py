@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from metastore import config
@@ -106,3 +108,39 @@ def test_each_store_url_names_its_driver_and_extra() -> None:
     for url in ("postgresql+psycopg2://u@h/m", "mysql+pymysql://root@h/m"):  # installed here: .[test]
         module, extra = driver_module(url)  # type: ignore[misc]
         assert require(module, extra).__name__ == module
+
+
+def test_absent_drivers_are_named_with_their_extra(monkeypatch, tmp_path) -> None:
+    """An extra's module made absent for this test (None in sys.modules: its import fails as if not installed)."""
+    from click.testing import CliRunner
+
+    from metastore.cli import main
+    from metastore.notify.background import require_bus_client
+    from metastore.store.engine import create_engine
+
+    monkeypatch.setitem(sys.modules, "psycopg2", None)
+    monkeypatch.setitem(sys.modules, "pika", None)
+    needs_postgres = r"^PostgreSQL needs the postgres extra: pip install 'metastore\[postgres\]'"
+    with pytest.raises(MissingExtra, match=needs_postgres):
+        create_engine("postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
+    with pytest.raises(MissingExtra, match=r"needs the amqp extra: pip install 'metastore\[amqp\]'"):
+        require_bus_client("amqp://guest:guest@127.0.0.1:5672/")
+    require_bus_client("activemq://127.0.0.1:61613")  # STOMP needs no extra
+    require_bus_client(None)
+    res = CliRunner().invoke(main, ["schema", "status", "--db", "postgresql+psycopg2://postgres@127.0.0.1:5432/x"])
+    assert res.exit_code == 1 and "needs the postgres extra" in res.output, res.output
+    res = CliRunner().invoke(main, ["serve", "--bus", "amqp://guest:guest@127.0.0.1:5672/", "--port", "0"],
+                             env={"METASTORE_DATA_DIR": str(tmp_path)})
+    assert res.exit_code == 1 and "needs the amqp extra" in res.output, res.output
+
+
+def test_an_invalid_setting_ends_a_command_with_its_message() -> None:
+    from click.testing import CliRunner
+
+    from metastore.cli import main
+
+    res = CliRunner().invoke(main, ["serve"], env={"METASTORE_IDLE_TIMEOUT": "soon"})
+    assert res.exit_code == 1
+    assert 'settings: idle_timeout = "soon" (from METASTORE_IDLE_TIMEOUT): not a duration' in res.output
+    res = CliRunner().invoke(main, ["repl", "status", "db", "--metastore", "http://h:1"])
+    assert res.exit_code == 1 and "(from --metastore): not a metastore URI" in res.output

@@ -67,7 +67,7 @@ def command_settings(ctx: click.Context, **overrides: object) -> Settings:
             config_file = c.obj.get("config")
         c = c.parent
     try:
-        return load(config_file, **overrides)
+        return load(config_file, None, **overrides)
     except SettingsError as e:
         raise click.ClickException(str(e)) from None
 
@@ -183,9 +183,12 @@ class Server:
     def open(self) -> Server:
         """Check the limits and the store, register the relay's cursor, listen. ValueError (limits),
         SchemaVersionError (the store), OSError (a port) say what is wrong."""
+        from .notify.background import relay_enabled, require_bus_client
         from .server.workers import front_limits, listen, small_thread_stacks
 
         s = self.settings
+        if relay_enabled(s):  # the bus's client library, before anything is built
+            require_bus_client(s.bus)
         self.limits = front_limits(s, fronts=2 if s.rest else 1)  # the bounds of both fronts, in each process
         small_thread_stacks()  # a connection costs a thread: thousands of them reserve 1 MiB each, not 8
         self.catalog = build_catalog(s)  # schema check and default database, once, before any worker starts
@@ -214,7 +217,12 @@ class Server:
         s = self.settings
         if s.workers <= 1:
             server = self._start_process(self.catalog, first=True)
-            signal.signal(signal.SIGTERM, lambda *_: (server.close(), sys.exit(0)))
+
+            def stop(*_: object) -> None:
+                server.close()
+                sys.exit(0)
+
+            signal.signal(signal.SIGTERM, stop)
             try:
                 server.serve_forever()
             except KeyboardInterrupt:
@@ -266,11 +274,12 @@ def start_notifications(catalog: Catalog, settings: Settings, server_url: str) -
 def build_relay(settings: Settings, catalog: Catalog, name: str, start_at: int | None = None,
                 server_url: str | None = None, **options: Any) -> Relay:
     """A relay (`metastore relay`) of `catalog`'s log to the settings' bus, under cursor `name`."""
-    from .notify.background import hcat_messages
+    from .notify.background import hcat_messages, require_bus_client
     from .notify.brokers import open_broker
     from .notify.relay import Relay
 
     assert settings.bus is not None
+    require_bus_client(settings.bus)
     messages = hcat_messages(settings, server_url or f"thrift://{settings.host}:{settings.port}")
     return Relay(catalog, open_broker(settings.bus), messages, name=name, start_at=start_at, **options)
 

@@ -59,7 +59,8 @@ DB_DRIVERS: dict[str, frozenset[str | None]] = {
     "mariadb": frozenset({"pymysql"}),
 }
 # Message bus URLs (metastore.notify.brokers): STOMP and AMQP schemes, and the names of "no bus"
-BUS_SCHEMES = frozenset({"activemq", "stomp", "rabbitmq+stomp", "activemq+stomp", "amqp", "amqps", "rabbitmq"})
+AMQP_SCHEMES = frozenset({"amqp", "amqps", "rabbitmq"})  # the client library is an extra (amqp: pika)
+BUS_SCHEMES = frozenset({"activemq", "stomp", "rabbitmq+stomp", "activemq+stomp"}) | AMQP_SCHEMES
 NO_BUS = frozenset({"", "embedded", "log", "none"})
 
 _DURATION_UNITS = {"": 1.0, "ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0,
@@ -275,13 +276,15 @@ def _parse(name: str, value: object, source: str, key: str | None = None) -> Any
             typed: Any = None
         elif kind.startswith("float"):
             try:  # every float setting is a duration
+                if not isinstance(value, (str, int, float)):
+                    raise ValueError(value)
                 typed = parse_duration(value)
             except ValueError:
                 raise ValueError("not a duration (seconds, or a number with ms/s/m/h/d)") from None
         elif kind == "bool":
             typed = parse_bool(value)
         elif kind == "int":
-            if isinstance(value, bool) or isinstance(value, float):
+            if isinstance(value, (bool, float)):
                 raise ValueError("not a whole number")
             typed = int(str(value).strip().replace("_", "")) if not isinstance(value, int) else value
         elif isinstance(value, (dict, list, tuple, set)):
@@ -382,7 +385,7 @@ def load(config_file: str | None = None, env: dict[str, str] | None = None, **ov
         v = env.get(env_var(name))
         if v is not None:
             s.set(name, v, env_var(name))
-    for k, v in overrides.items():
-        if v is not None:
-            s.set(k, v, flag(k))
+    for k, value in overrides.items():
+        if value is not None:
+            s.set(k, value, flag(k))
     return s

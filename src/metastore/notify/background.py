@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import atexit
 import logging
+import urllib.parse
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..config import AMQP_SCHEMES, Settings
+from ..extras import require
 from .brokers import is_embedded, open_broker
 from .hcat import HCatMessages, get_format
 from .relay import Relay
 from .retention import Cleaner
 from .topics import TopicMapper
-
-if TYPE_CHECKING:
-    from ..config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +53,18 @@ def relay_enabled(settings: Settings) -> bool:
     return not is_embedded(settings.bus) and bool(settings.relay)
 
 
+def require_bus_client(url: str | None) -> None:
+    """MissingExtra now, naming the extra, if the bus's client library is not installed (AMQP: pika), rather
+    than failing in the relay's thread at its first publish."""
+    if url is not None and urllib.parse.urlsplit(url.strip()).scheme.lower() in AMQP_SCHEMES:
+        require("pika", "amqp")
+
+
 def register_relay(catalog: Any, settings: Settings) -> None:
     """Register the relay's cursor (at the current event, if new) before the server takes requests: the relay
     thread starts later, in a worker, and what is committed meanwhile must still be relayed."""
     if relay_enabled(settings):
+        require_bus_client(settings.bus)
         catalog.register_consumer(RELAY_NAME)
 
 
@@ -66,6 +74,7 @@ def start_notifications(catalog: Any, settings: Settings, server: str) -> Notifi
     cleaner = Cleaner(catalog, ttl, cap, interval).start() if interval > 0 else None
     relay = None
     if relay_enabled(settings):
+        assert settings.bus is not None  # relay_enabled: a bus is set
         relay = Relay(catalog, open_broker(settings.bus), hcat_messages(settings, server), name=RELAY_NAME).start()
     n = Notifications(cleaner, relay)
     atexit.register(n.stop)  # a clean exit (SIGTERM) gives the cursor's lease back at once

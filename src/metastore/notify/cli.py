@@ -8,7 +8,6 @@ import logging
 import signal
 import sys
 import threading
-
 from typing import TYPE_CHECKING
 
 import click
@@ -102,7 +101,7 @@ def events() -> None:
 
 def _fmt_time(ts: object) -> str:
     try:
-        return datetime.datetime.fromtimestamp(int(ts)).strftime("%H:%M:%S")  # type: ignore[arg-type]
+        return datetime.datetime.fromtimestamp(int(ts)).strftime("%H:%M:%S")  # type: ignore[call-overload]
     except (TypeError, ValueError, OSError):
         return "--:--:--"
 
@@ -152,6 +151,7 @@ def events_tail(ctx: click.Context, topics: tuple[str, ...], bus: str | None, me
         if count is not None and seen >= count:
             done.set()
 
+    source: str | Catalog | None
     if bus or not is_embedded(s.bus) and db is None and metastore is None:
         source = None
         url = bus or s.bus
@@ -159,7 +159,7 @@ def events_tail(ctx: click.Context, topics: tuple[str, ...], bus: str | None, me
     else:
         url = None
         source = _catalog(s) if db else s.metastore_uri
-        where = db or source
+        where = db or s.metastore_uri
     sub = subscribe(list(topics) or ["#"], show, bus=url, source=source, name=name, state=state,
                     start=_start(start), prefix=s.topic_prefix)
     click.echo(f"watching {', '.join(topics) or '#'} on {where} (Ctrl-C to stop)", err=True)
@@ -190,11 +190,12 @@ def consumers(ctx: click.Context, db: str | None, data_dir: str | None) -> None:
         for c in cat.consumers():
             lease = ""
             if c.owner:
-                lease = f"  owner {c.owner} until {datetime.datetime.fromtimestamp((c.leaseUntil or 0) / 1000):%H:%M:%S}"
+                until = datetime.datetime.fromtimestamp((c.leaseUntil or 0) / 1000)
+                lease = f"  owner {c.owner} until {until:%H:%M:%S}"
             click.echo(f"{c.name:<32} at {c.lastEventId:>10}  ({current - c.lastEventId} behind){lease}")
 
 
-def _consumer_catalog(ctx: click.Context):  # type: ignore[no-untyped-def]
+def _consumer_catalog(ctx: click.Context) -> Catalog:
     o = ctx.parent.obj if ctx.parent else {}
     return _catalog(_settings(ctx, db=o.get("db"), data_dir=o.get("data_dir")))
 

@@ -36,7 +36,8 @@ def status_cmd(ctx: click.Context, state_path: str | None, show_all: bool) -> No
     for c in ("job", "table", "processed", "pending", "failed", "runs"):
         t.add_column(c, justify="right" if c == "runs" else "left")
     for r in rows:
-        done = "\n".join(r.done) if show_all or len(r.done) <= 8 else f"{len(r.done)} partitions ({r.done[0]} … {r.done[-1]})"
+        done = ("\n".join(r.done) if show_all or len(r.done) <= 8
+                else f"{len(r.done)} partitions ({r.done[0]} … {r.done[-1]})")
         t.add_row(r.job, r.table, done or "-", "\n".join(r.pending) or "-",
                   "\n".join(f"{p}: {e[:80]}" for p, e in r.failed) or "-", str(r.runs))
     Console().print(t)

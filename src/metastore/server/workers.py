@@ -100,8 +100,10 @@ def supervise(workers: int, run_worker: Callable[[int], None]) -> None:
             break
         except InterruptedError:
             continue
-        i = children.pop(pid, None)
-        if i is None or stopping:
+        if pid not in children:
+            continue
+        i = children.pop(pid)
+        if stopping:
             continue
         log.warning("worker %d (pid %d) exited with status %d; restarting it", i, pid, status)
         restarts = [t for t in restarts if t > time.time() - 60] + [time.time()]
