@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast setup services bench clean
+.PHONY: run test test-fast lint setup services bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -31,6 +31,10 @@ test: $(STAMP) services
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+# ruff and mypy (scripts/lint.sh; the dev extra installs them)
+lint: $(STAMP)
+	BIN=$(BIN) bash scripts/lint.sh
 
 bench: $(STAMP)
 	bash scripts/jdbc-drivers.sh
