@@ -44,11 +44,11 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from metastore.catalogd.bootstrap import bootstrap  # noqa: E402
 from metastore.catalogd.catalog import CatalogCache, list_files  # noqa: E402
-from metastore.catalogd.client import Metastore  # noqa: E402
 from metastore.catalogd.loader import TableLoader  # noqa: E402
 from metastore.catalogd.processor import make_processor  # noqa: E402
 from metastore.catalogd.verify import cache_view  # noqa: E402
 from metastore.thrift import hms  # noqa: E402
+from metastore.thrift.client import MetastoreClient  # noqa: E402
 
 DBS, TABLES = 10, 100
 WRITERS = 4
@@ -68,7 +68,7 @@ def names() -> list[tuple[str, str, bool]]:
     return [(f"bench_d{i % DBS}", f"t{i}", i % 2 == 0) for i in range(TABLES)]
 
 
-def generate(ms: Metastore, total: int) -> int:
+def generate(ms: MetastoreClient, total: int) -> int:
     """Puts about `total` events in the log; returns how many."""
     first = ms.current_event_id()
     for d in range(DBS):
@@ -106,7 +106,7 @@ def generate(ms: Metastore, total: int) -> int:
     return ms.current_event_id() - first
 
 
-def catch_up(ms: Metastore, start_cache: CatalogCache, start: int, hierarchical: bool,
+def catch_up(ms: MetastoreClient, start_cache: CatalogCache, start: int, hierarchical: bool,
              delay: float) -> tuple[float, CatalogCache, dict[str, Any]]:
     cache = start_cache
     cache.list_files = lambda loc: list_files(loc, delay)
@@ -156,7 +156,7 @@ def lag(url: str, seconds: float, rate: float, work: Path) -> dict[str, Any]:
                            stderr=subprocess.STDOUT)
     seen_file = work / "seen.txt"
     sub = None
-    ms = Metastore(url)
+    ms = MetastoreClient(url, retry_reads=True)
     try:
         status: dict[str, Any] = {}
         deadline = time.time() + 60
@@ -242,7 +242,7 @@ def main() -> None:
     try:
         server.launch(f"sqlite:///{work}/ms.db", timeout=60)
         url = server.uri
-        ms = Metastore(url)
+        ms = MetastoreClient(url, retry_reads=True)
         caches = (CatalogCache(), CatalogCache())
         start = bootstrap(caches[0], ms)
         bootstrap(caches[1], ms)
