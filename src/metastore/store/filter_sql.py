@@ -120,25 +120,25 @@ class _IsInteger(ColumnElement[bool]):
 
 
 @compiles(_IsInteger)
-def _is_integer_default(element: _IsInteger, compiler: Any, **kw: Any) -> str:
+def _is_integer_default(element: _IsInteger, compiler: SQLCompiler, **kw: Any) -> str:
     return compiler.process(element.portable, **kw)
 
 
 @compiles(_IsInteger, "sqlite")
-def _is_integer_sqlite(element: _IsInteger, compiler: Any, **kw: Any) -> str:
+def _is_integer_sqlite(element: _IsInteger, compiler: SQLCompiler, **kw: Any) -> str:
     v = compiler.process(element.value, **kw)
     return (f"(({v} GLOB '[0-9]*' OR {v} GLOB '-[0-9]*') AND substr({v}, 2) NOT GLOB '*[^0-9]*' "
             f"AND length({v}) <= {_MAX_DIGITS} + ({v} GLOB '-*'))")
 
 
 @compiles(_IsInteger, "postgresql")
-def _is_integer_postgresql(element: _IsInteger, compiler: Any, **kw: Any) -> str:
+def _is_integer_postgresql(element: _IsInteger, compiler: SQLCompiler, **kw: Any) -> str:
     return f"({compiler.process(element.value, **kw)} ~ '^-?[0-9]{{1,{_MAX_DIGITS}}}$')"
 
 
 @compiles(_IsInteger, "mysql")
 @compiles(_IsInteger, "mariadb")
-def _is_integer_mysql(element: _IsInteger, compiler: Any, **kw: Any) -> str:
+def _is_integer_mysql(element: _IsInteger, compiler: SQLCompiler, **kw: Any) -> str:
     return f"({compiler.process(element.value, **kw)} REGEXP '^-?[0-9]{{1,{_MAX_DIGITS}}}$')"
 
 
@@ -168,7 +168,7 @@ class _Group(ColumnElement[Any]):
 
 
 @compiles(_Group)
-def _compile_group(element: _Group, compiler: Any, **kw: Any) -> str:
+def _compile_group(element: _Group, compiler: SQLCompiler, **kw: Any) -> str:
     return f"({compiler.process(element.element, **kw)})"
 
 

@@ -74,9 +74,11 @@ class ScheduledStore:
         """Start an execution of the query unless one runs; its id, or None when another took it."""
         try:
             with self.engine.begin() as c:
-                exec_id = c.execute(sa.insert(SE).values(
+                key = c.execute(sa.insert(SE).values(
                     SCHEDULED_QUERY_ID=query_id, EXECUTOR_QUERY_ID=executor, STATE="EXECUTING", START_TIME=now,
-                    LAST_UPDATE_TIME=now)).inserted_primary_key[0]
+                    LAST_UPDATE_TIME=now)).inserted_primary_key
+                assert key is not None, "an INSERT of one row"
+                exec_id = key[0]
                 n = c.execute(sa.update(SQ).where(SQ.c.SCHEDULED_QUERY_ID == query_id,
                                                   SQ.c.ACTIVE_EXECUTION_ID.is_(None))
                               .values(ACTIVE_EXECUTION_ID=exec_id, NEXT_EXECUTION=next_execution)).rowcount

@@ -6,6 +6,8 @@ compared byte for byte, and MariaDB's default collation would fold case and trai
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 
@@ -21,18 +23,18 @@ metadata = sa.MetaData(
 # BIGINT identity that is still SQLite's ROWID alias, so it autoincrements there too.
 Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
-_MYSQL = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mariadb_charset": "utf8mb4",
+_MYSQL: dict[str, Any] = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mariadb_charset": "utf8mb4",
           "mariadb_collate": "utf8mb4_bin"}
 
 NAME_LEN = 128
 PART_NAME_LEN = 767
 
 
-def _id(name: str) -> sa.Column:
+def _id(name: str) -> sa.Column[Any]:
     return sa.Column(name, Id, primary_key=True, autoincrement=True)
 
 
-def _fk(name: str, target: str, **kw) -> sa.Column:
+def _fk(name: str, target: str, **kw: Any) -> sa.Column[Any]:
     return sa.Column(name, Id, sa.ForeignKey(target, ondelete="CASCADE"), nullable=False, **kw)
 
 
@@ -183,7 +185,7 @@ func_ru = sa.Table(
 )
 
 
-def _stats_columns() -> list[sa.Column]:
+def _stats_columns() -> list[sa.Column[Any]]:
     return [
         sa.Column("COLUMN_NAME", sa.String(767), nullable=False),
         sa.Column("COLUMN_TYPE", sa.String(128), nullable=False),

@@ -22,7 +22,7 @@ from collections import defaultdict, namedtuple
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -54,6 +54,7 @@ from .locks import LockQueries
 _CHUNK = 500  # ids per IN (...) list; well under every dialect's bound-parameter limit
 _OWNER_TYPES = {1: "USER", 2: "ROLE", 3: "GROUP"}
 _OWNER_CODES = {v: k for k, v in _OWNER_TYPES.items()}
+AnySelect = sa.Select[*tuple[Any, ...]]  # a SELECT of any columns
 
 
 def _chunks(seq: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
@@ -71,7 +72,7 @@ class _Prepared:
     the server's connections.
     """
 
-    def __init__(self, engine: Engine, stmt: sa.Select) -> None:
+    def __init__(self, engine: Engine, stmt: AnySelect) -> None:
         compiled = stmt.compile(dialect=engine.dialect)
         self.engine = engine
         self.sql = str(compiled)
@@ -203,7 +204,7 @@ def _locations_near(n: int) -> _Stmt:
         .where(near(sd.LOCATION))))
 
 
-def _tables_query() -> sa.Select:
+def _tables_query() -> AnySelect:
     """Tables with their database's name and their descriptor and serde columns (see Tx._load_sds)."""
     t = s.tbls.c
     return (sa.select(t.TBL_ID, t.TBL_NAME, t.OWNER, t.OWNER_TYPE, t.CREATE_TIME, t.LAST_ACCESS_TIME, t.RETENTION,
@@ -217,12 +218,12 @@ def _tables_query() -> sa.Select:
 _ONE_TABLE = _Stmt(_tables_query().where(s.dbs.c.NAME == sa.bindparam("db"), s.tbls.c.TBL_NAME == sa.bindparam("name")))
 
 
-def _one_table_children() -> sa.CompoundSelect:
+def _one_table_children() -> sa.CompoundSelect[*tuple[Any, ...]]:
     """Everything under one table in one statement: (kind, a, b, c, position) rows of its parameters (0),
     its descriptor's (1) and serde's (2) parameters, its columns (3) and partition keys (4), in order.
     Reading a table (get_table's cold path, every DDL's read of the table it changes) is five statements
     fewer than one per child table."""
-    def part(kind: int, a: Any, b: Any, c: Any, pos: Any, where: Any) -> sa.Select:
+    def part(kind: int, a: Any, b: Any, c: Any, pos: Any, where: Any) -> AnySelect:
         return sa.select(sa.literal_column(str(kind)).label("KIND"), a.label("A"), b.label("B"),
                          (c if c is not None else sa.null()).label("C"),
                          (pos if pos is not None else sa.literal_column("0")).label("POS")).where(where)
@@ -409,6 +410,13 @@ def _store_error(e: sa.exc.SQLAlchemyError, started: bool = True) -> CatalogErro
     return MetaError(f"{e.__class__.__name__}: {short}")
 
 
+def _inserted_id(result: sa.CursorResult[Any]) -> int:
+    """The generated key of a one-row INSERT."""
+    key = result.inserted_primary_key
+    assert key is not None, "an INSERT of one row"
+    return int(key[0])
+
+
 def _json(v: Any) -> str | None:
     return json.dumps(v) if v else None
 
@@ -447,8 +455,9 @@ class Tx:
         return self._cur
 
     def _rows(self, st: _Stmt, params: dict[str, Any]) -> list[Any]:
-        cur = self._run(st, params)
-        return [st.row(*r) for r in cur.fetchall()]  # type: ignore[misc]
+        cur, row = self._run(st, params), st.row
+        assert row is not None, "a SELECT's statement"
+        return [row(*r) for r in cur.fetchall()]
 
     def _insert_id(self, table: sa.Table, values: dict[str, Any]) -> int:
         """Insert one row; its generated key."""
@@ -572,12 +581,12 @@ class Tx:
         return list(self.conn.execute(sa.select(s.dbs.c.NAME).order_by(s.dbs.c.NAME)).scalars())
 
     def insert_database(self, db: Database) -> int:
-        db_id = self.conn.execute(s.dbs.insert().values(
+        db_id = _inserted_id(self.conn.execute(s.dbs.insert().values(
             NAME=db.name, DESC=db.description, DB_LOCATION_URI=db.locationUri or "", OWNER_NAME=db.ownerName,
             OWNER_TYPE=_OWNER_TYPES.get(db.ownerType or 0), CTLG_NAME=db.catalogName or "hive",
-            CREATE_TIME=db.createTime)).inserted_primary_key[0]
+            CREATE_TIME=db.createTime)))
         self._insert_params(s.database_params, "DB_ID", db_id, db.parameters)
-        return int(db_id)
+        return db_id
 
     def update_database(self, db_id: int, db: Database) -> None:
         self.conn.execute(s.dbs.update().where(s.dbs.c.DB_ID == db_id).values(
@@ -596,7 +605,7 @@ class Tx:
         if params:
             self._insert_rows(table, [{owner: owner_id, "PARAM_KEY": k, "PARAM_VALUE": v} for k, v in params.items()])
 
-    def _params(self, table: sa.Table, owner: str, ids: Sequence[int] | sa.Select) -> dict[int, dict[str, str]]:
+    def _params(self, table: sa.Table, owner: str, ids: Sequence[int] | AnySelect) -> dict[int, dict[str, str]]:
         out: dict[int, dict[str, str]] = defaultdict(dict)
         if not isinstance(ids, sa.Select) and len(ids) == 1:
             for oid, k, v in self._run(_params_stmt(table, owner), {"v": ids[0]}).fetchall():
@@ -622,7 +631,7 @@ class Tx:
                 for i, c in enumerate(cols)])
         return cd_id
 
-    def _insert_sds(self, sds: Sequence[StorageDescriptor], cd_ids: Sequence[int]) -> list[int]:
+    def _insert_sds(self, sds: Sequence[StorageDescriptor], cd_ids: Sequence[int | None]) -> list[int]:
         """Insert descriptors (with their serdes and parameters) in bulk; returns their ids in order."""
         if not sds:
             return []
@@ -694,7 +703,7 @@ class Tx:
             self._delete_where(s.columns_v2, "CD_ID", cd_id)
             self._delete_where(s.cds, "CD_ID", cd_id)
 
-    def _load_sds(self, rows: Sequence[Any], sd_scope: sa.Select | None) -> dict[int, StorageDescriptor]:
+    def _load_sds(self, rows: Sequence[Any], sd_scope: AnySelect | None) -> dict[int, StorageDescriptor]:
         """Build descriptors from rows of SDS joined with SERDES (see _SD_COLUMNS); children in bulk.
 
         `sd_scope` is a SELECT of the SD_IDs concerned, used instead of IN-lists when given.
@@ -856,7 +865,8 @@ class Tx:
         self._insert_params(s.table_params, "TBL_ID", tbl_id, t.parameters)
         if t.partitionKeys:
             self._insert_rows(s.partition_keys, [
-                {"TBL_ID": tbl_id, "INTEGER_IDX": i, "PKEY_NAME": k.name, "PKEY_TYPE": k.type, "PKEY_COMMENT": k.comment}
+                {"TBL_ID": tbl_id, "INTEGER_IDX": i, "PKEY_NAME": k.name, "PKEY_TYPE": k.type,
+                 "PKEY_COMMENT": k.comment}
                 for i, k in enumerate(t.partitionKeys)])
         return tbl_id
 
@@ -864,10 +874,8 @@ class Tx:
         """Replace a table's row, parameters and descriptor (partition keys are kept unless they differ)."""
         tbl_id = ref.TBL_ID
         old_cols = self._columns({ref.CD_ID}).get(ref.CD_ID, []) if ref.CD_ID is not None else []
-        if ref.CD_ID is not None and _same_cols(old_cols, t.sd.cols):
-            cd_id = ref.CD_ID
-        else:
-            cd_id = self._insert_cd(t.sd.cols)
+        same = ref.CD_ID is not None and _same_cols(old_cols, t.sd.cols)
+        cd_id = ref.CD_ID if same else self._insert_cd(t.sd.cols)
         new_sd = self._insert_sds([t.sd], [cd_id])[0]
         self.conn.execute(s.tbls.update().where(s.tbls.c.TBL_ID == tbl_id).values(
             DB_ID=new_db_id if new_db_id is not None else ref.DB_ID, TBL_NAME=t.tableName, OWNER=t.owner,
@@ -883,7 +891,8 @@ class Tx:
         self.conn.execute(pk.delete().where(pk.c.TBL_ID == tbl_id))
         if t.partitionKeys:
             self.conn.execute(pk.insert(), [
-                {"TBL_ID": tbl_id, "INTEGER_IDX": i, "PKEY_NAME": k.name, "PKEY_TYPE": k.type, "PKEY_COMMENT": k.comment}
+                {"TBL_ID": tbl_id, "INTEGER_IDX": i, "PKEY_NAME": k.name, "PKEY_TYPE": k.type,
+                 "PKEY_COMMENT": k.comment}
                 for i, k in enumerate(t.partitionKeys)])
 
     def relocate_partitions(self, tbl_id: int, old_prefix: str, new_prefix: str) -> None:
@@ -909,14 +918,14 @@ class Tx:
         for i, sp in enumerate(spellings):
             params[f"e{i}"] = sp
             params[f"p{i}"] = sp.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "/%"
-        return [tuple(r) for r in self._run(st, params).fetchall()]  # type: ignore[misc]
+        return [tuple(r) for r in self._run(st, params).fetchall()]
 
     def bump_table_version(self, tbl_id: int) -> None:
         self.conn.execute(s.tbls.update().where(s.tbls.c.TBL_ID == tbl_id).values(VERSION=s.tbls.c.VERSION + 1))
 
     def table_partitions(self, tbl_id: int) -> list[tuple[int, int | None, str | None]]:
         """(PART_ID, SD_ID, location) of every partition of a table."""
-        return [tuple(r) for r in self._run(_TABLE_PARTS, {"v": tbl_id}).fetchall()]  # type: ignore[misc]
+        return [tuple(r) for r in self._run(_TABLE_PARTS, {"v": tbl_id}).fetchall()]
 
     def delete_table(self, ref: Any, parts: Sequence[tuple[int, int | None, str | None]] | None = None) -> None:
         """Delete a table and its partitions; `parts` when the caller read them already (table_partitions)."""
@@ -982,7 +991,7 @@ class Tx:
         return where
 
     def partition_scope(self, tbl_id: int, where: sa.ColumnElement[bool] | None = None,
-                        names: Sequence[str] | None = None) -> sa.Select:
+                        names: Sequence[str] | None = None) -> AnySelect:
         """A SELECT of the PART_IDs of a table matching `where` (built over PARTITIONS) and/or `names`."""
         p = s.partitions.c
         q = _where_keys(sa.select(p.PART_ID).where(p.TBL_ID == tbl_id), where)
@@ -1069,7 +1078,8 @@ class Tx:
                          new_name: str, part: Partition) -> None:
         """Replace a partition's descriptor, parameters, times, and (for a rename) name and values."""
         cd = table_cd if table_cd is not None and _same_cols(part.sd.cols, table_cols) else (
-            ref.CD_ID if ref.CD_ID is not None and _same_cols(part.sd.cols, self._columns({ref.CD_ID}).get(ref.CD_ID, []))
+            ref.CD_ID
+            if ref.CD_ID is not None and _same_cols(part.sd.cols, self._columns({ref.CD_ID}).get(ref.CD_ID, []))
             else self._insert_cd(part.sd.cols))
         new_sd = self._insert_sds([part.sd], [cd])[0]
         self.conn.execute(s.partitions.update().where(s.partitions.c.PART_ID == ref.PART_ID).values(
@@ -1117,8 +1127,9 @@ class Tx:
         ids = [r.FUNC_ID for r in rows]
         for chunk in _chunks(ids):
             ru = s.func_ru.c
-            for fid, typ, uri in self.conn.execute(sa.select(ru.FUNC_ID, ru.RESOURCE_TYPE, ru.RESOURCE_URI)
-                                                   .where(ru.FUNC_ID.in_(list(chunk))).order_by(ru.FUNC_ID, ru.INTEGER_IDX)):
+            found = self.conn.execute(sa.select(ru.FUNC_ID, ru.RESOURCE_TYPE, ru.RESOURCE_URI)
+                                      .where(ru.FUNC_ID.in_(list(chunk))).order_by(ru.FUNC_ID, ru.INTEGER_IDX))
+            for fid, typ, uri in found:
                 res[fid].append(ResourceUri(typ, uri))
         return [Function(functionName=r.FUNC_NAME, dbName=r.DB_NAME, className=r.CLASS_NAME, ownerName=r.OWNER_NAME,
                          ownerType=_OWNER_CODES.get(r.OWNER_TYPE or "", 1), createTime=r.CREATE_TIME,
@@ -1130,10 +1141,10 @@ class Tx:
                                                                     s.funcs.c.FUNC_NAME == name)).scalar()
 
     def insert_function(self, db_id: int, fn: Function) -> int:
-        fid = int(self.conn.execute(s.funcs.insert().values(
+        fid = _inserted_id(self.conn.execute(s.funcs.insert().values(
             DB_ID=db_id, FUNC_NAME=fn.functionName, CLASS_NAME=fn.className, OWNER_NAME=fn.ownerName,
             OWNER_TYPE=_OWNER_TYPES.get(fn.ownerType or 0), CREATE_TIME=fn.createTime,
-            FUNC_TYPE=fn.functionType)).inserted_primary_key[0])
+            FUNC_TYPE=fn.functionType)))
         if fn.resourceUris:
             self.conn.execute(s.func_ru.insert(), [{"FUNC_ID": fid, "INTEGER_IDX": i, "RESOURCE_TYPE": r.resourceType,
                                                     "RESOURCE_URI": r.uri} for i, r in enumerate(fn.resourceUris)])
@@ -1218,7 +1229,7 @@ class Tx:
         return int(self.conn.execute(t.delete().where(t.c.EVENT_ID <= event_id)).rowcount)
 
 
-def _where_keys(q: sa.Select, where: sa.ColumnElement[bool] | None) -> sa.Select:
+def _where_keys(q: AnySelect, where: sa.ColumnElement[bool] | None) -> AnySelect:
     """`q` (over PARTITIONS) restricted by `where`, joining the key-value aliases (kv<i>) it refers to."""
     if where is None:
         return q
@@ -1282,7 +1293,7 @@ def _stats_row(o: ColumnStatisticsObj) -> dict[str, Any]:
         if v is None:
             continue
         if o.kind == "decimalStats" and f in ("lowValue", "highValue"):
-            unscaled, scale = v  # type: ignore[misc]
+            unscaled, scale = cast(tuple[bytes, int], v)
             v = f"{int.from_bytes(unscaled, 'big', signed=True)}:{scale}"
         row[col] = v
     return row

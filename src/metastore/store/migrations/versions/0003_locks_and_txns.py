@@ -7,6 +7,8 @@ Create Date: 2026-11-22 02:30:00.000000
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -15,7 +17,7 @@ down_revision = '0002'
 branch_labels = None
 depends_on = None
 
-_MYSQL = dict(mariadb_charset='utf8mb4', mariadb_collate='utf8mb4_bin', mysql_charset='utf8mb4',
+_MYSQL: dict[str, Any] = dict(mariadb_charset='utf8mb4', mariadb_collate='utf8mb4_bin', mysql_charset='utf8mb4',
               mysql_collate='utf8mb4_bin')
 
 
