@@ -8,10 +8,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hive_metastore.ttypes import (AbortTxnRequest, CheckLockRequest, CommitTxnRequest, HeartbeatRequest,
-                                   LockComponent, LockLevel, LockRequest, LockState, LockType,
-                                   NoSuchLockException, NoSuchTxnException, OpenTxnRequest, ShowLocksRequest,
-                                   TxnAbortedException, TxnOpenException, UnlockRequest)
+from hive_metastore.ttypes import (
+    AbortTxnRequest,
+    CheckLockRequest,
+    CommitTxnRequest,
+    HeartbeatRequest,
+    LockComponent,
+    LockLevel,
+    LockRequest,
+    LockState,
+    LockType,
+    NoSuchLockException,
+    NoSuchTxnException,
+    OpenTxnRequest,
+    ShowLocksRequest,
+    TxnAbortedException,
+    TxnOpenException,
+    UnlockRequest,
+)
 
 from conftest import Client, Database, Server, unique
 

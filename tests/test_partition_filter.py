@@ -6,9 +6,8 @@ small pure-Python evaluator of the same AST (three-valued logic, like SQL).
 
 from __future__ import annotations
 
-import os
-
 import operator
+import os
 import random
 import re
 import uuid

@@ -11,17 +11,31 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hive_metastore.ttypes import (AbortTxnRequest, FieldSchema, LockComponent, LockLevel, LockRequest,
-                                   LockType, MetaException, OpenTxnRequest, Partition, SerDeInfo,
-                                   ShowLocksRequest, StorageDescriptor, Table, UnlockRequest)
+from hive_metastore.ttypes import (
+    AbortTxnRequest,
+    FieldSchema,
+    LockComponent,
+    LockLevel,
+    LockRequest,
+    LockType,
+    MetaException,
+    OpenTxnRequest,
+    Partition,
+    SerDeInfo,
+    ShowLocksRequest,
+    StorageDescriptor,
+    Table,
+    UnlockRequest,
+)
 from hive_metastore.ttypes import Database as HiveDatabase
 from thrift.Thrift import TApplicationException
 
-from conftest import Client, Database, Server, unique
-from reference import Reference, reference  # noqa: F401  (the session fixture)
 from metastore.catalog.locks import conflicts, first_conflict
 from metastore.core.filters import FilterError, like_matcher
 from metastore.store.locks import LockRow
+
+from conftest import Client, Database, Server, unique
+from reference import Reference, reference  # noqa: F401  (the session fixture)
 
 # ---- finding a lock's blocker: one pass, same answer as comparing every pair --------------------------------
 
@@ -91,8 +105,8 @@ def test_open_txns_refused_beyond_hives_cap(fresh_database: Database, tmp_path: 
         assert len(before.open_txns) == 100_000
         # open_txns declares no exceptions in Hive's IDL: the MetaException reaches the client as a
         # TApplicationException (Hive's own says "Internal error processing open_txns"), with Hive's message
-        with pytest.raises(TApplicationException, match=r"MetaException: Maximum allowed number of open "
-                                                        r"transactions has been reached\. See hive\.max\.open\.txns\.$"):
+        with pytest.raises(TApplicationException, match=r"MetaException: Maximum allowed number of open transactions "
+                                                        r"has been reached\. See hive\.max\.open\.txns\.$"):
             cl.open_txns(OpenTxnRequest(num_txns=1, user="u", hostname="h"))
         after = cl.get_open_txns()
         assert (after.txn_high_water_mark, after.open_txns) == (before.txn_high_water_mark, before.open_txns)

@@ -25,8 +25,15 @@ from conftest import Client, Database, Server, unique
 requests = pytest.importorskip("requests")
 pytest.importorskip("pyiceberg.catalog.rest")
 
-from hive_metastore.ttypes import (LockComponent, LockLevel, LockRequest, LockState, LockType,  # noqa: E402
-                                   ShowLocksRequest, UnlockRequest)
+from hive_metastore.ttypes import (  # noqa: E402
+    LockComponent,
+    LockLevel,
+    LockRequest,
+    LockState,
+    LockType,
+    ShowLocksRequest,
+    UnlockRequest,
+)
 
 # every test starts, kills and restarts servers: seconds each
 pytestmark = pytest.mark.slow

@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import BACKENDS, Database
 
 from metastore.app import build_catalog
 from metastore.config import Settings
@@ -16,6 +15,8 @@ from metastore.core import model as m
 from metastore.core.errors import AlreadyExists, MetaError
 from metastore.core.filters import FilterError, parse
 from metastore.notify.source import commit_hint
+
+from conftest import BACKENDS, Database
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "metastore"
 # what sits above the store: it may import none of these
@@ -99,15 +100,13 @@ def test_database_errors_come_out_as_core_errors(tmp_path: Path) -> None:
     store = catalog.store
     with store.write() as tx:
         tx.insert_consumer("c", 0, 0)
-    with pytest.raises(AlreadyExists, match="^the object was created concurrently: UNIQUE constraint failed"):
-        with store.write() as tx:
-            tx.insert_consumer("c", 0, 0)  # the primary key another writer took: an IntegrityError
-    with pytest.raises(MetaError, match="^OperationalError: no such table: NOPE"):
-        with store.read() as tx:
-            tx.conn.exec_driver_sql("SELECT * FROM NOPE")
-    with pytest.raises(KeyError):  # not a database error: passes unchanged
-        with store.read():
-            raise KeyError("x")
+    with pytest.raises(AlreadyExists, match="^the object was created concurrently: UNIQUE constraint failed"), \
+            store.write() as tx:
+        tx.insert_consumer("c", 0, 0)  # the primary key another writer took: an IntegrityError
+    with pytest.raises(MetaError, match="^OperationalError: no such table: NOPE"), store.read() as tx:
+        tx.conn.exec_driver_sql("SELECT * FROM NOPE")
+    with pytest.raises(KeyError), store.read():  # not a database error: passes unchanged
+        raise KeyError("x")
 
 
 def test_an_unreachable_store_is_unavailable(tmp_path: Path) -> None:
@@ -132,10 +131,9 @@ def test_commit_callbacks_run_after_a_write_that_added_events(tmp_path: Path) ->
     with catalog.store.write() as tx:
         tx.insert_consumer("c", 0, 0)  # a write without events
     assert calls == [] and not hint.is_set()
-    with pytest.raises(RuntimeError):
-        with catalog.store.write() as tx:
-            tx.add_event("CREATE_DATABASE", "x", None, "{}", "json-0.2", 0)
-            raise RuntimeError("rolled back")
+    with pytest.raises(RuntimeError), catalog.store.write() as tx:
+        tx.add_event("CREATE_DATABASE", "x", None, "{}", "json-0.2", 0)
+        raise RuntimeError("rolled back")
     assert calls == [] and not hint.is_set()
     catalog.create_database(m.Database(name="x"))
     assert calls == [threading.get_ident()] and hint.is_set()

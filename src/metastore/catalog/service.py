@@ -77,7 +77,7 @@ class Catalog:
 
     # ---- plumbing -----------------------------------------------------------------------------------
 
-    def connection_scope(self):  # type: ignore[no-untyped-def]
+    def connection_scope(self) -> AbstractContextManager[None]:
         """A context in which this thread's calls reuse one store connection (Store.connection_scope)."""
         return self.store.connection_scope()
 
@@ -231,7 +231,7 @@ class Catalog:
             old = tx.get_database(name)
             if old is None:
                 raise NoSuchObject(f"{name}")
-            db_id = tx.db_id(name)
+            db_id = _db_id(tx, name)
             # Hive 2.3 alters the parameters and the owner only: the name, description and location stay
             # (Spark's ALTER DATABASE ... SET LOCATION reads the location back and reports it unsupported).
             merged = replace(old, parameters=dict(new.parameters or {}), ownerName=new.ownerName,
@@ -248,19 +248,19 @@ class Catalog:
             db = tx.get_database(name)
             if db is None:
                 raise NoSuchObject(f"{name}")
-            db_id = tx.db_id(name)
+            db_id = _db_id(tx, name)
             tables = tx.get_tables(name)
             functions = tx.get_functions(name)
             if (tables or functions) and not cascade:
                 what = "tables" if tables else "functions"
                 raise InvalidOperation(f"Database {name} is not empty. One or more {what} exist.")
             for fn in functions:
-                fid = tx.function_id(db_id, fn.functionName)
-                tx.delete_function(fid)
+                tx.delete_function(_function_id(tx, db_id, fn.functionName))
                 self._event(tx, EventType.DROP_FUNCTION, name, None, self.msg.drop_function(fn))
             keep: list[str | None] = []  # external data inside the database's directory
             for t in tables:
                 ref = tx.table_ref(t.dbName, t.tableName)
+                assert ref is not None, "a table read in this transaction"
                 if delete_data and t.tableType != MANAGED_TABLE and t.tableType != VIRTUAL_VIEW:
                     keep.append(t.sd.location)
                     keep += [loc for _, _, loc in (tx.table_partitions(ref.TBL_ID) if t.partitionKeys else [])]
@@ -353,17 +353,16 @@ class Catalog:
         if params.get(DO_NOT_UPDATE_STATS) is not None:
             params.pop(DO_NOT_UPDATE_STATS, None)
             return
-        if force or not all(k in params for k in FAST_STATS):
-            # only where the server may read: elsewhere a listing would reveal what is there (and file:/ is a
-            # walk of the whole file system); the client's figures, if any, are kept
-            if not new_dir and self.locations.may_read(location):
-                files, size = self.wh.quick_stats(location) or (0, 0)
-                params["numFiles"] = str(files)
-                params["totalSize"] = str(size)
-                if env.get(STATS_GENERATED) == "TASK":
-                    params[COLUMN_STATS_ACCURATE] = '{"BASIC_STATS":"true"}'
-                else:
-                    params.pop(COLUMN_STATS_ACCURATE, None)
+        # only where the server may read: elsewhere a listing would reveal what is there (and file:/ is a walk of
+        # the whole file system); the client's figures, if any, are kept
+        if (force or not all(k in params for k in FAST_STATS)) and not new_dir and self.locations.may_read(location):
+            files, size = self.wh.quick_stats(location) or (0, 0)
+            params["numFiles"] = str(files)
+            params["totalSize"] = str(size)
+            if env.get(STATS_GENERATED) == "TASK":
+                params[COLUMN_STATS_ACCURATE] = '{"BASIC_STATS":"true"}'
+            else:
+                params.pop(COLUMN_STATS_ACCURATE, None)
 
     def get_table(self, db: str, name: str) -> m.Table:
         with self._read() as tx:
@@ -426,10 +425,10 @@ class Catalog:
                 raise MetaError(f"The table has been modified. The parameter value for key '{expected_key}' is "
                                 f"'{old.parameters.get(expected_key)}'. The expected was value was "
                                 f"'{env.get('expected_parameter_value')}'")
-            if [(k.name, k.type) for k in old.partitionKeys] != [(k.name, k.type) for k in new.partitionKeys]:
-                if len(old.partitionKeys) != len(new.partitionKeys) or any(
-                        a.name != b.name for a, b in zip(old.partitionKeys, new.partitionKeys)):
-                    raise InvalidOperation("partition keys can not be changed.")
+            # a key's type may change, not its name or the number of keys
+            if len(old.partitionKeys) != len(new.partitionKeys) or any(
+                    a.name != b.name for a, b in zip(old.partitionKeys, new.partitionKeys)):
+                raise InvalidOperation("partition keys can not be changed.")
             renamed = (new.dbName, new.tableName) != (db, name)
             new_db_id = None
             if renamed:
@@ -518,6 +517,7 @@ class Catalog:
         names = [make_part_name([k.name for k in t.partitionKeys], p.values) for p in parts]
         refs = tx.partition_refs(tbl_id, names)
         table_ref = tx.table_ref(t.dbName, t.tableName)
+        assert table_ref is not None, "the table being altered"
         for n, p in zip(names, parts):
             p.sd.cols = list(t.sd.cols)
             tx.update_partition(tbl_id, refs[n], table_ref.CD_ID, t.sd.cols, n, p)
@@ -616,9 +616,11 @@ class Catalog:
                     if not p.sd.location and t.tableType != VIRTUAL_VIEW:
                         p.sd.location = self.wh.child(t.sd.location or "", name) if t.sd.location else None
                     elif p.sd.location:
-                        p.sd.location = self._resolve(p.sd.location, "partition location")
-                        if t.tableType == MANAGED_TABLE and not self._inside_own(p.sd.location, t.sd.location):
-                            custom.append((f"Partition {name} location", p.sd.location))
+                        location = self._resolve(p.sd.location, "partition location")
+                        assert location is not None, "a location resolved"
+                        p.sd.location = location
+                        if t.tableType == MANAGED_TABLE and not self._inside_own(location, t.sd.location):
+                            custom.append((f"Partition {name} location", location))
                     to_add.append((name, p))
                 if custom:
                     self._check_managed_many(tx, custom, InvalidObject, t.dbName, t.tableName)
@@ -931,7 +933,7 @@ class Catalog:
             if not found:
                 raise NoSuchObject(f"Function {name} does not exist")
             fn = found[0]
-            tx.delete_function(tx.function_id(tx.db_id(fn.dbName), fn.functionName))
+            tx.delete_function(_function_id(tx, _db_id(tx, fn.dbName), fn.functionName))
             self._event(tx, EventType.DROP_FUNCTION, fn.dbName, None, self.msg.drop_function(fn))
 
     def alter_function(self, db: str, name: str, new: m.Function) -> None:
@@ -942,7 +944,7 @@ class Catalog:
             if not found:
                 raise MetaError(f"function {name} doesn't exist")
             old = found[0]
-            tx.delete_function(tx.function_id(tx.db_id(old.dbName), old.functionName))
+            tx.delete_function(_function_id(tx, _db_id(tx, old.dbName), old.functionName))
             new = replace(new, functionName=new.functionName.lower(), dbName=(new.dbName or db).lower())
             db_id = tx.db_id(new.dbName)
             if db_id is None:
@@ -959,40 +961,41 @@ class Catalog:
                 raise NoSuchObject(f"Table {d.dbName}.{d.tableName} for which stats is gathered doesn't exist.")
             cols = {c.name.lower(): c for c in t.sd.cols}
             for o in stats.statsObj:
-                if o.colName.lower() not in cols and not (not d.isTblLevel and False):
+                if o.colName.lower() not in cols:
                     raise NoSuchObject(f"Column {o.colName} for which stats gathering is requested doesn't exist.")
             objs = [replace(o, colName=o.colName.lower()) for o in stats.statsObj]
             when = d.lastAnalyzed or _now()
             if d.isTblLevel:
-                tx.upsert_col_stats("TBL_ID", t.id, objs, when, stats.engine or "hive")
+                tx.upsert_col_stats("TBL_ID", _tid(t), objs, when, stats.engine or "hive")
                 params = dict(t.parameters)
                 _mark_columns_accurate(params, [o.colName for o in objs])
-                tx.update_table_params(t.id, params)
+                tx.update_table_params(_tid(t), params)
             else:
                 keys = [k.name for k in t.partitionKeys]
                 try:
                     name = make_part_name(keys, part_vals_from_name(keys, d.partName or ""))
                 except MetaError as e:
                     raise InvalidInput(e.message) from e
-                refs = tx.partition_refs(t.id, [name])
+                refs = tx.partition_refs(_tid(t), [name])
                 if name not in refs:
                     raise NoSuchObject("Partition for which stats is gathered doesn't exist.")
                 tx.upsert_col_stats("PART_ID", refs[name].PART_ID, objs, when, stats.engine or "hive")
-                tx.bump_table_version(t.id)
+                tx.bump_table_version(_tid(t))
 
     def get_table_column_statistics(self, db: str, table: str, cols: Sequence[str] | None,
                                     engine: str = "hive") -> m.ColumnStatistics | None:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
-            found = tx.col_stats("TBL_ID", [t.id], [c.lower() for c in cols] if cols is not None else None,
-                                 engine).get(t.id, [])
+            found = tx.col_stats("TBL_ID", [_tid(t)], [c.lower() for c in cols] if cols is not None else None,
+                                 engine).get(_tid(t), [])
         if not found:
             return None
         return m.ColumnStatistics(m.ColumnStatisticsDesc(True, t.dbName, t.tableName, None, max(w for _, w in found)),
                                   [o for o, _ in found], engine)
 
     def get_partition_column_statistics(self, db: str, table: str, part_names: Sequence[str],
-                                        cols: Sequence[str] | None, engine: str = "hive") -> dict[str, m.ColumnStatistics]:
+                                        cols: Sequence[str] | None,
+                                        engine: str = "hive") -> dict[str, m.ColumnStatistics]:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
             keys = [k.name for k in t.partitionKeys]
@@ -1002,7 +1005,7 @@ class Catalog:
                     canon[make_part_name(keys, part_vals_from_name(keys, n))] = n
                 except MetaError:
                     continue
-            refs = tx.partition_refs(t.id, list(canon))
+            refs = tx.partition_refs(_tid(t), list(canon))
             by_id = {r.PART_ID: name for name, r in refs.items()}
             found = tx.col_stats("PART_ID", list(by_id), [c.lower() for c in cols] if cols is not None else None,
                                  engine)
@@ -1019,17 +1022,17 @@ class Catalog:
         with self._write() as tx:
             t = self._table_or_nso(tx, db, table)
             if part_name is None:
-                n = tx.delete_col_stats("TBL_ID", t.id, col.lower() if col else None, engine)
+                n = tx.delete_col_stats("TBL_ID", _tid(t), col.lower() if col else None, engine)
             else:
                 keys = [k.name for k in t.partitionKeys]
                 name = make_part_name(keys, part_vals_from_name(keys, part_name))
-                refs = tx.partition_refs(t.id, [name])
+                refs = tx.partition_refs(_tid(t), [name])
                 if name not in refs:
                     raise NoSuchObject(f"Partition {part_name} for which stats deletion is requested doesn't exist")
                 n = tx.delete_col_stats("PART_ID", refs[name].PART_ID, col.lower() if col else None, engine)
             if n == 0 and col is not None:
                 raise NoSuchObject(f"Column stats doesn't exist for db={t.dbName} table={t.tableName} col={col}")
-            tx.bump_table_version(t.id)
+            tx.bump_table_version(_tid(t))
         return True
 
     # ---- DML events ---------------------------------------------------------------------------------
@@ -1172,9 +1175,7 @@ class Catalog:
                 floor = min((c.lastEventId for c in consumers), default=None)
                 upto = None
                 for eid, when in rows:
-                    if when < soft and (floor is None or eid <= floor):
-                        upto = eid
-                    elif hard is not None and when < hard:
+                    if when < soft and (floor is None or eid <= floor) or hard is not None and when < hard:
                         upto = eid
                     else:
                         break
@@ -1187,6 +1188,26 @@ class Catalog:
                             "cleaned before consumers %s read them", upto, max_ttl, ", ".join(behind))
             if upto != rows[-1][0] or len(rows) < chunk:
                 return total
+
+
+def _tid(t: m.Table) -> int:
+    """The id of a table the store returned (always set there)."""
+    assert t.id is not None, "a table read from the store"
+    return t.id
+
+
+def _db_id(tx: Tx, name: str) -> int:
+    """The id of a database this transaction has seen."""
+    db_id = tx.db_id(name)
+    assert db_id is not None, "a database read in this transaction"
+    return db_id
+
+
+def _function_id(tx: Tx, db_id: int, name: str) -> int:
+    """The id of a function this transaction has read."""
+    fid = tx.function_id(db_id, name)
+    assert fid is not None, "a function read in this transaction"
+    return fid
 
 
 def _check_events_kept(tx: Tx, last_event: int, events: list[m.NotificationEvent]) -> None:
