@@ -9,12 +9,10 @@ socket is simple to share with forked workers. The OpenAPI description is built 
 Paths are the spec's, with or without the optional {prefix} segment: /v1/namespaces/... and
 /v1/{prefix}/namespaces/... are the same (this server announces no prefix in /v1/config).
 
-Bounds (FrontLimits, as the Thrift front): at most max_connections connections (one more gets a 503 and is
-closed); a keep-alive connection with no request for idle_timeout is closed (a new connection's first request is
-due within read_timeout of the accept), and a request (line, headers and
-body) must arrive whole within read_timeout of its first byte; the request line, the headers and the body are
-capped (414, 431, 413); every error, the server's own included, is in the spec's error model. The work on a
-request has no timeout. The accept loop outlives every accept error.
+Bounds: those of every HTTP front (server/http.py, FrontLimits as the Thrift front): a connection cap answered
+503, the first-request, idle and read clocks, request line, header and body caps (414, 431, 413); here also a
+JSON body's objects and arrays counted before parsing (413). Every error, the server's own included, is in the
+spec's error model (_Handler.error_body). The work on a request has no timeout.
 """
 
 from __future__ import annotations
@@ -32,17 +30,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from .. import __version__
 from ..catalog.service import Catalog
 from ..core.errors import CatalogError
-from ..server.http import (
-    MAX_BODY,
-    MAX_HEADER_BYTES,
-    BoundedHandler,
-    BoundedHTTPServer,
-    Clock,
-    Gone,
-    HttpError,
-    Reader,
-    RequestTimeout,
-)
+from ..server.http import MAX_BODY, BoundedHandler, BoundedHTTPServer, Gone, HttpError, RequestTimeout
 from ..server.workers import FrontLimits
 from .errors import RestError, bad_request
 from .types import Answer, JsonObject, JsonValue
@@ -53,10 +41,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_JSON_CONTAINERS = 500_000  # objects and arrays in one JSON body: ~35 MiB once parsed
-# catalogd's endpoint imported the reader and its clock from here; they are server.http's now (these names go
-# once catalogd/service.py uses server.http)
-_Clock, _Reader = Clock, Reader
-__all__ = ["MAX_BODY", "MAX_HEADER_BYTES", "RestServer", "ROUTES", "endpoints", "openapi"]
 
 
 @dataclass(frozen=True)
