@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..server.http import HttpError
+from .types import JsonObject
 
 
 class RestError(HttpError):
@@ -14,7 +13,7 @@ class RestError(HttpError):
         super().__init__(code, message, type_)
         self.type = type_
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         return {"error": {"message": self.message, "type": self.type, "code": self.code}}
 
 
