@@ -11,7 +11,6 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import EventsMissing
 from ..core.model import NotificationEvent
 from ..thrift.client import HIVE_ERRORS, MetastoreClient, error_text
 
@@ -89,41 +88,36 @@ class CatalogSource(LogSource):
         self.hint.wait(timeout)
 
 
-class _Connection(MetastoreClient):
-    def failure(self, fn: str, e: BaseException) -> BaseException:
-        text = error_text(e)
-        if "events missing" in text:  # get_next_notification declares no exceptions: it comes as text
-            return EventsMissing(text.split("MetaException: ", 1)[-1])
-        return ConnectionError(f"{self.uri}: {type(e).__name__}: {text}")
-
-
 class ThriftSource(LogSource):
     """get_next_notification on a metastore at thrift://HOST:PORT."""
 
     def __init__(self, url: str, timeout: float = 30.0) -> None:
-        self._conn = _Connection(url, timeout)
-        self.describe = self._conn.uri
+        self._client = MetastoreClient(url, timeout)
+        self.describe = self._client.uri
 
-    def _call(self, fn: str, *args: Any) -> Any:
-        try:
-            return self._conn.call(fn, *args)
-        except HIVE_ERRORS as e:  # a Hive exception here is as fatal to a reader as a lost connection
-            raise ConnectionError(f"{self.describe}: {type(e).__name__}: {error_text(e)}") from e
+    def _fatal(self, e: BaseException) -> ConnectionError:
+        # a Hive exception here is as fatal to a reader as a lost connection
+        return ConnectionError(f"{self.describe}: {type(e).__name__}: {error_text(e)}")
 
     def next(self, after: int, limit: int) -> list[NotificationEvent]:
-        from ..thrift import hms
-        resp = self._call("get_next_notification", hms.NotificationEventRequest(lastEvent=after, maxEvents=limit))
+        try:
+            events = self._client.next_notification(after, limit)
+        except HIVE_ERRORS as e:
+            raise self._fatal(e) from e
         return [NotificationEvent(e.eventId, e.eventTime, e.eventType, e.dbName, e.tableName, e.message or "",
-                                  e.messageFormat or "", getattr(e, "catName", None)) for e in (resp.events or [])]
+                                  e.messageFormat or "", getattr(e, "catName", None)) for e in events]
 
     def current(self) -> int:
-        return int(self._call("get_current_notificationEventId").eventId)
+        try:
+            return self._client.current_event_id()
+        except HIVE_ERRORS as e:
+            raise self._fatal(e) from e
 
     def oldest(self) -> int | None:
         return None
 
     def close(self) -> None:
-        self._conn.close()
+        self._client.close()
 
 
 def open_source(source: Any) -> LogSource:
