@@ -14,7 +14,7 @@ import socket
 import struct
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -570,6 +570,13 @@ def test_catalogd_fronts_have_the_bounds_too(db: Database, tmp_path: Path, monke
 
 # ---- the shared bounded HTTP server (server/http.py), on its own: a front is its routes and error model
 
+def _wait_for(condition: Callable[[], bool], seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+
+
 def _all_of(s: socket.socket) -> bytes:
     """Everything the server sends until it closes the connection."""
     chunks = []
@@ -628,18 +635,16 @@ def test_the_bounded_http_server_keeps_its_bounds_for_any_front() -> None:
             assert answer.startswith(b"HTTP/1.1 414 ") and b'"oops"' in answer
         # two silent connections fill the cap: a third is refused at once in the model; the silent ones are
         # closed at read_timeout (their first request is due then), and the slots come back
+        _wait_for(lambda: srv.connections == 0)  # the refused ones above linger a moment after their answer
         silent = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2)]
-        time.sleep(0.1)
+        _wait_for(lambda: srv.connections == 2)  # both accepted (a loaded machine is slow)
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
             refusal = _all_of(s)
         assert refusal.startswith(b"HTTP/1.1 503 ") and b'"oops"' in refusal and b"max_connections" in refusal
         for s in silent:
             assert _closed_within(s, 3) is not None
             s.close()
-        deadline = time.monotonic() + 3
-        while srv.connections and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert srv.connections == 0
+        _wait_for(lambda: srv.connections == 0)
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         c.request("POST", "/", body=b"again")
         assert c.getresponse().read() == b"again"
