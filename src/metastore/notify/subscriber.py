@@ -2,8 +2,8 @@
 
     from metastore.notify import subscribe
 
-    def handler(msg):                       # a Message: topic, event_id, event_type, body, headers, fields()
-        print(msg.event_id, msg.topic, msg.fields()["db"])
+    def handler(msg):                       # a Message: topic, event_id, event_type, body, headers, fields(),
+        print(msg.event_id, msg.topic, msg.fields()["db"])  # decoded() (core.messages: AddPartition.specs, ...)
 
     sub = subscribe(["hcat.sales.*"], handler, bus="activemq://127.0.0.1:61613", name="loader",
                     state="loader.json")    # runs in a thread; sub.stop() ends it
@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import messages
 from ..core.errors import CatalogError, EventsMissing
 from .brokers import BrokerError, BrokerSubscriber, Delivery, is_embedded, open_broker
 from .hcat import HCAT_EVENT, HCAT_EVENT_ID, HCAT_MESSAGE_FORMAT, HCatMessages, decode_body, get_format
@@ -63,6 +64,19 @@ class Message:
     def fields(self) -> dict[str, Any]:
         """The body's fields (decoded by the message's HCAT_MESSAGE_FORMAT)."""
         return decode_body(self.body, self.format)
+
+    def decoded(self) -> messages.Message:
+        """The typed message (core.messages) of the body: AddPartition.specs, Insert.part_key_vals, ... read
+        HCatalog's fields as they read the log's (the bus body has no embedded objects: table_obj is None).
+        The body comes from a broker, so it is hostile: MessageError when it is not a JSON object."""
+        try:
+            f = self.fields()
+        except (ValueError, OSError, EOFError) as e:  # bad JSON, bad Base64 (binascii.Error), bad gzip
+            raise messages.MessageError(f"event {self.event_id}: not a {self.format} message "
+                                        f"({type(e).__name__})") from None
+        if not isinstance(f, dict):
+            raise messages.MessageError(f"event {self.event_id}: the body is not a JSON object")
+        return messages.from_fields(self.event_type, self.event_id, f)
 
 
 class State:
@@ -283,6 +297,7 @@ class LogSubscription(Subscription):
                 try:
                     if pos is None:
                         pos = saved = self._initial_position()
+                        self.state.position = pos  # readers of the position (caught up?) see it before any event
                         self.ready.set()
                     events = self.source.next(pos, self.batch)
                     backoff = 0.0

@@ -23,7 +23,20 @@ A job that finishes marks its row `done` for the newest event it saw; a newer ev
 redelivered event does not run a job twice. A job that raises is retried, after a short backoff and behind
 other due work, until `max_attempts`, then left `failed` with its error. Jobs must overwrite their output
 partition (INSERT OVERWRITE ... PARTITION), so a re-run after a crash is harmless. A row left `running` by a
-crash is pending again at the next start.
+crash is pending again at the next start, unless that attempt was its last: then it is `failed` ("the runner
+stopped during attempt N"), so a job that kills the process is not run again by every restart.
+
+Partitions in the state file are named as Hive names them (core.names: `k1=v1/k2=v2`, keys lower-cased,
+keys and values escaped), so any value (`eu/west`, `a=b`, `50%`, non-ASCII) names one row and reads back as
+itself. Files written before that used the raw values (`day=eu/west`); they are renamed once, at open, using
+the `seen` table's record of the event's partitions (a value without special characters has the same name
+under both rules, so most rows keep theirs).
+
+Messages are hostile (a broker delivers whatever was published): nothing a message carries can stop the
+runner. A trigger message that cannot be read (not JSON, partitions that are not key-value maps) is recorded
+in `seen` with its error and skipped; its readable partitions are still scheduled. Everything a job does, and
+everything between claiming a row and recording its outcome, is inside one try: a failure is the row's
+`last_error`, counted against `max_attempts`. Only the state file itself failing (disk full) stops the runner.
 """
 
 from __future__ import annotations
@@ -31,7 +44,6 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -39,9 +51,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.errors import MetaError
 from ..core.events import EventType
+from ..core.messages import AddPartition, Insert, Message
+from ..core.names import make_part_name, split_part_name
+from ..notify.subscriber import Message as BusMessage
 from ..notify.subscriber import State, Subscription, subscribe
 from ..notify.topics import TopicMapper
+from ..thrift.client import MetastoreClient, MetastoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -64,17 +81,55 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS jobs (job TEXT PRIMARY KEY, tbl TEXT NOT NULL, max_attempts INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS seen (event_id INTEGER PRIMARY KEY, topic TEXT, event_type TEXT, tbl TEXT,
-    partitions TEXT, received REAL);
+    partitions TEXT, received REAL, error TEXT);
 """
+
+# meta key: how `work.part` / `runs.part` name partitions; absent in files of earlier versions (raw values)
+_PART_NAMES_KEY, _PART_NAMES = "part_names", "hive"
+
+# what a recorded error keeps of a job's or a message's exception
+_MAX_ERROR = 4000
 
 
 def part_key(partition: dict[str, str]) -> str:
-    """A partition as text, `k1=v1/k2=v2` in the given (partition-key) order."""
-    return "/".join(f"{k}={v}" for k, v in partition.items())
+    """A partition's name in the state file: Hive's (core.names), keys in the given (partition-key) order."""
+    return make_part_name(list(partition), list(partition.values()))
 
 
 def parse_part(key: str) -> dict[str, str]:
-    return dict(kv.split("=", 1) for kv in key.split("/")) if key else {}
+    """The partition (values by key) that part_key named; MetaError if `key` is not a partition name."""
+    return dict(split_part_name(key))
+
+
+def _legacy_key(partition: dict[str, Any]) -> str:
+    """The name earlier versions wrote: raw values, nothing escaped."""
+    return "/".join(f"{k}={v}" for k, v in partition.items())
+
+
+def _legacy_split(key: str) -> dict[str, str] | None:
+    """Best reading of a raw name without its event: a component with no `=` continues the previous value
+    (`day=eu/west`). A value holding `/` followed by `=` stays ambiguous; the `seen` table settles those."""
+    out: dict[str, str] = {}
+    last: str | None = None
+    for comp in key.split("/"):
+        k, eq, v = comp.partition("=")
+        if eq and k:
+            out[k] = v
+            last = k
+        elif last is not None:
+            out[last] += "/" + comp
+        else:
+            return None
+    return out or None
+
+
+def _describe(e: BaseException) -> str:
+    """`Type: message` of an exception, whatever its __str__ does."""
+    try:
+        text = f"{type(e).__name__}: {e}"
+    except Exception:  # noqa: BLE001 - a job's exception class may be as broken as the job
+        text = f"{type(e).__name__} (its message could not be read)"
+    return text[:_MAX_ERROR]
 
 
 class StateDB:
@@ -88,6 +143,63 @@ class StateDB:
             c.executescript(_SCHEMA)
         finally:
             c.close()
+        with self.connect() as c:
+            self._upgrade(c)
+
+    def _upgrade(self, c: sqlite3.Connection) -> None:
+        """Brings a state file of an earlier version to this one's layout (in the open's transaction)."""
+        if "error" not in {r[1] for r in c.execute("PRAGMA table_info(seen)")}:
+            c.execute("ALTER TABLE seen ADD COLUMN error TEXT")
+        row = c.execute("SELECT value FROM meta WHERE key = ?", (_PART_NAMES_KEY,)).fetchone()
+        if row is None:
+            self._rename_legacy_parts(c)
+            self.set_meta(c, _PART_NAMES_KEY, _PART_NAMES)
+
+    @staticmethod
+    def _rename_legacy_parts(c: sqlite3.Connection) -> None:
+        """Raw partition names (`day=eu/west`) become Hive's (`day=eu%2Fwest`). The event that asked for a
+        row recorded its partitions in `seen`, which gives the exact values; without it, _legacy_split.
+        A name neither reads is left as it is: the runner records it as failed when it comes due."""
+        by_event: dict[int, list[dict[str, Any]]] = {}
+
+        def spec(event_id: int, name: str) -> dict[str, str] | None:
+            if event_id not in by_event:
+                r = c.execute("SELECT partitions FROM seen WHERE event_id = ?", (event_id,)).fetchone()
+                try:
+                    parts = json.loads(r[0]) if r and r[0] else []
+                except ValueError:
+                    parts = []
+                by_event[event_id] = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+            for p in by_event[event_id]:
+                if _legacy_key(p) == name:
+                    return {str(k): str(v) for k, v in p.items()}
+            return _legacy_split(name)
+
+        def new_name(event_id: int, name: str) -> str | None:
+            p = spec(event_id, name)
+            if not p:
+                return None
+            try:
+                new = part_key(p)
+            except MetaError:
+                return None
+            return new if new != name else None
+
+        for rowid, job, name, event_id in c.execute("SELECT rowid, job, part, event_id FROM work").fetchall():
+            new = new_name(event_id, name)
+            if new is None:
+                continue
+            clash = c.execute("SELECT rowid, event_id FROM work WHERE job = ? AND part = ?", (job, new)).fetchone()
+            if clash is not None:  # two raw names of one partition (keys differing in case): the newer wins
+                if clash[1] >= event_id:
+                    c.execute("DELETE FROM work WHERE rowid = ?", (rowid,))
+                    continue
+                c.execute("DELETE FROM work WHERE rowid = ?", (clash[0],))
+            c.execute("UPDATE work SET part = ? WHERE rowid = ?", (new, rowid))
+        for rowid, name, event_id in c.execute("SELECT rowid, part, event_id FROM runs").fetchall():
+            new = new_name(event_id, name)
+            if new is not None:
+                c.execute("UPDATE runs SET part = ? WHERE rowid = ?", (new, rowid))
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -144,6 +256,11 @@ class Job:
     fn: Callable[[JobContext], Any]
     max_attempts: int = 3
 
+    @property
+    def db_table(self) -> tuple[str, str]:
+        db, _, table = self.table.partition(".")
+        return db, table
+
 
 @dataclass
 class JobContext:
@@ -199,11 +316,6 @@ class Pipeline:
         return Runner(self, spark, start)
 
 
-def _topic_table(topic: str, prefix: str = "hcat") -> str | None:
-    parts = topic.split(".")
-    return ".".join(parts[1:3]) if len(parts) == 3 and parts[0] == prefix else None
-
-
 class Runner:
     """Subscribes to the jobs' tables and runs due work in the calling thread (which owns the Spark session)."""
 
@@ -212,46 +324,96 @@ class Runner:
         self.spark = spark
         self.db = pipeline.db
         self.events_seen = 0
+        self.events_rejected = 0  # trigger messages (or some of their partitions) that could not be read
         self.jobs_run = 0
         self.jobs_failed = 0
-        with self.db.connect() as c:  # a crash left these mid-run: due again (the attempt was counted)
-            c.execute("UPDATE work SET status = 'pending', not_before = 0 WHERE status = 'running'")
+        self._recover()
+        self.client = MetastoreClient(pipeline.metastore, timeout=30.0, retry_reads=True)
         mapper = TopicMapper()
-        topics = sorted({mapper.table_topic(*j.table.split(".", 1)) for j in pipeline.jobs.values()})
+        topics = sorted({mapper.table_topic(*j.db_table) for j in pipeline.jobs.values()})
         self.state = _SubState(self.db, pipeline.name)
         self.sub: Subscription = subscribe(topics, self._on_message, source=pipeline.metastore,
                                            name=pipeline.name, state=self.state, start=start)
         if not self.sub.ready.wait(60):
             raise RuntimeError(f"subscription to {pipeline.metastore} not ready: {self.sub.error}")
-        self._client_lock = threading.Lock()
+
+    def _recover(self) -> None:
+        """Rows a crash left `running` (the attempt was counted when claimed): due again, or `failed` when that
+        was their last attempt -- a job that kills the process must not kill every restart too."""
+        now = time.time()
+        stopped = "the runner stopped during this attempt"
+        with self.db.connect() as c:
+            c.execute("UPDATE runs SET finished = ?, ok = 0, error = ? WHERE finished IS NULL", (now, stopped))
+            failed = c.execute(
+                "UPDATE work SET status = 'failed', last_error = ?, updated = ? WHERE status = 'running' AND "
+                "attempts >= coalesce((SELECT max_attempts FROM jobs WHERE jobs.job = work.job), 1)",
+                (f"{stopped} (its last)", now)).rowcount
+            c.execute("UPDATE work SET status = 'pending', not_before = 0, last_error = ?, updated = ? "
+                      "WHERE status = 'running'", (stopped, now))
+        if failed:
+            log.error("pipeline %s: %d job(s) were running at their last attempt when the runner stopped: "
+                      "left failed", self.pipeline.name, failed)
 
     # ---- the subscription's side (its own thread) ---------------------------------------------------
 
-    def _on_message(self, msg: Any) -> None:
-        if msg.event_type not in TRIGGER_EVENTS:
+    def _on_message(self, msg: BusMessage) -> None:
+        """Records the event and makes its partitions' rows pending. Raises only when the state file fails
+        (the subscription then stops and the message comes again): what the message carries is recorded."""
+        kind = EventType.of(msg.event_type)
+        if kind not in TRIGGER_EVENTS:
             return
-        f = msg.fields()
-        table = f"{f.get('db', '')}.{f.get('table', '')}".lower()
-        if msg.event_type == EventType.ADD_PARTITION:
-            parts = [dict(p) for p in f.get("partitions") or []]
-        else:
-            kv = f.get("partKeyVals")
-            parts = [dict(kv)] if kv else []
+        table, names, errors = "", list[str](), list[str]()
+        try:
+            table, names, errors = self._partitions(msg.decoded())
+        except Exception as e:  # noqa: BLE001 - a hostile body: recorded and skipped, never retried
+            errors.append(_describe(e))
+        error = "; ".join(errors)[:_MAX_ERROR] or None
+        if error is not None:
+            self.events_rejected += 1
+            log.warning("pipeline %s: event %d (%s on %s): %s", self.pipeline.name, msg.event_id, kind,
+                        msg.topic, error)
         now = time.time()
         with self.db.connect() as c:
-            c.execute("INSERT OR IGNORE INTO seen VALUES (?, ?, ?, ?, ?, ?)",
-                      (msg.event_id, msg.topic, msg.event_type, table, json.dumps(parts), now))
+            c.execute("INSERT OR IGNORE INTO seen(event_id, topic, event_type, tbl, partitions, received, error) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?)", (msg.event_id, msg.topic, kind, table,
+                                                       json.dumps([parse_part(n) for n in names]), now, error))
             for job in self.pipeline.jobs.values():
                 if job.table != table:
                     continue
-                for p in parts:
+                for name in names:
                     c.execute(
                         "INSERT INTO work(job, part, tbl, status, event_id, updated) VALUES (?, ?, ?, 'pending', ?, ?) "
                         "ON CONFLICT(job, part) DO UPDATE SET status = 'pending', event_id = excluded.event_id, "
                         "attempts = 0, last_error = NULL, not_before = 0, updated = excluded.updated "
                         "WHERE excluded.event_id > work.event_id",
-                        (job.name, part_key(p), table, msg.event_id, now))
+                        (job.name, name, table, msg.event_id, now))
         self.events_seen += 1
+
+    @staticmethod
+    def _partitions(m: Message) -> tuple[str, list[str], list[str]]:
+        """("db.table", the partitions' names, why some could not be read) of an ADD_PARTITION or INSERT."""
+        table = f"{m.db}.{m.table or ''}".lower()
+        specs: list[dict[str, str]]
+        try:
+            if isinstance(m, AddPartition):
+                specs = m.specs
+            elif isinstance(m, Insert):
+                kv = m.part_key_vals
+                specs = [] if kv is None else [kv]  # None: an unpartitioned table, nothing to trigger
+            else:
+                return table, [], [f"not a partition event: {type(m).__name__}"]
+        except Exception as e:  # noqa: BLE001 - `partitions` that is not a list (a number, say)
+            return table, [], [f"partitions: {_describe(e)}"]
+        names: list[str] = []
+        errors: list[str] = []
+        for i, spec in enumerate(specs):
+            if not spec or not all(spec):  # _spec() gives {} for anything but a map; a key may not be empty
+                errors.append(f"partition {i}: not a map of partition keys to values")
+                continue
+            name = part_key(spec)
+            if name not in names:
+                names.append(name)
+        return table, names, errors
 
     # ---- the runner's side ----------------------------------------------------------------------------
 
@@ -269,6 +431,24 @@ class Runner:
                       (r["job"], r["part"], r["event_id"], r["attempts"] + 1, now))
         return r
 
+    def _execute(self, r: sqlite3.Row, attempt: int) -> tuple[str | None, bool]:
+        """Runs the row's job: (error or None, whether the error is final whatever the attempts left)."""
+        job = self.pipeline.jobs.get(r["job"])
+        if job is None:
+            return f"job {r['job']} is not declared in this pipeline", True
+        try:
+            partition = parse_part(r["part"])
+        except Exception as e:  # noqa: BLE001 - a name no version could read: no attempt will
+            return f"unreadable partition name {r['part']!r}: {_describe(e)}", True
+        try:
+            job.fn(JobContext(self.spark, job.name, job.table, partition, r["event_id"], attempt))
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - recorded, retried, then failed
+            error = _describe(e)
+            log.warning("job %s %s attempt %d failed: %s\n%s", r["job"], r["part"], attempt, error,
+                        traceback.format_exc())
+            return error, False
+        return None, False
+
     def run_one(self) -> bool:
         """Run one due (job, partition); False if nothing is due."""
         r = self._claim()
@@ -277,19 +457,8 @@ class Runner:
         job = self.pipeline.jobs.get(r["job"])
         attempt, event_id = r["attempts"] + 1, r["event_id"]
         t0 = time.time()
-        error: str | None = None
-        if job is None:
-            error = f"job {r['job']} is not declared in this pipeline"
-            max_attempts = 1
-        else:
-            max_attempts = job.max_attempts
-            ctx = JobContext(self.spark, job.name, job.table, parse_part(r["part"]), event_id, attempt)
-            try:
-                job.fn(ctx)
-            except Exception as e:  # noqa: BLE001 - recorded, retried, then failed
-                error = f"{type(e).__name__}: {e}"[:4000]
-                log.warning("job %s %s attempt %d failed: %s\n%s", r["job"], r["part"], attempt, error,
-                            traceback.format_exc())
+        error, final = self._execute(r, attempt)
+        max_attempts = 1 if final or job is None else job.max_attempts
         t1 = time.time()
         with self.db.connect() as c:
             c.execute("UPDATE runs SET finished = ?, ok = ?, error = ? WHERE rowid = (SELECT max(rowid) FROM runs "
@@ -301,7 +470,7 @@ class Runner:
                 c.execute("UPDATE work SET status = CASE WHEN ? THEN 'pending' ELSE 'done' END, done_event_id = ?, "
                           "runs = runs + 1, last_error = NULL, updated = ?, seconds = ? WHERE job = ? AND part = ?",
                           (newer, event_id, t1, t1 - t0, r["job"], r["part"]))
-            elif newer:
+            elif newer and not final:
                 pass
             elif attempt >= max_attempts:
                 self.jobs_failed += 1
@@ -314,20 +483,15 @@ class Runner:
         return True
 
     def current_event_id(self) -> int:
-        from thriftpy2.rpc import make_client
-
-        from ..thrift import hms
-
-        host, port = self.pipeline.metastore.removeprefix("thrift://").rsplit(":", 1)
-        client = make_client(hms.ThriftHiveMetastore, host, int(port), timeout=30_000)
-        try:
-            return int(client.get_current_notificationEventId().eventId)
-        finally:
-            client.close()
+        return self.client.current_event_id()
 
     def caught_up(self) -> bool:
-        """The subscription has read the whole log, as of now."""
-        target = self.current_event_id()
+        """The subscription has read the whole log, as of now (False while the metastore does not answer)."""
+        try:
+            target = self.current_event_id()
+        except MetastoreUnavailable as e:
+            log.warning("pipeline %s: %s; retrying", self.pipeline.name, e)
+            return False
         deadline = time.monotonic() + 30
         while (self.state.position or 0) < target:
             if self.sub.error is not None:
@@ -359,28 +523,28 @@ class Runner:
         self.sub.stop()
         try:
             self.sub.join(10)
-        except Exception:  # noqa: BLE001
-            pass
+        except Exception as e:  # noqa: BLE001 - its error was raised by run() already, or is moot at close
+            log.debug("pipeline %s: the subscription ended with %s", self.pipeline.name, _describe(e))
+        self.client.close()
 
 
 def notify_insert(metastore: str, table: str, partition: dict[str, str], files: list[str] | None = None) -> int:
     """Fire an INSERT event for a partition that was rewritten in place (Spark itself fires none)."""
-    from thriftpy2.rpc import make_client
-
     from ..thrift import hms
 
     db, tbl = table.split(".", 1)
-    host, port = metastore.removeprefix("thrift://").rsplit(":", 1)
-    client = make_client(hms.ThriftHiveMetastore, host, int(port), timeout=30_000)
-    try:
+    values = {k.lower(): v for k, v in partition.items()}
+    with MetastoreClient(metastore, timeout=30.0) as client:
         t = client.get_table(db, tbl)
-        vals = [partition[k.name] for k in t.partitionKeys]
+        keys = [k.name.lower() for k in t.partitionKeys or []]
+        missing = [k for k in keys if k not in values]
+        if missing or len(keys) != len(values):
+            raise ValueError(f"{table} is partitioned by {keys}; the partition {partition} does not name them")
+        vals = [values[k] for k in keys]
         req = hms.FireEventRequest(successful=True, dbName=db, tableName=tbl, partitionVals=vals,
                                    data=hms.FireEventRequestData(insertData=hms.InsertEventRequestData(
                                        filesAdded=list(files or []), partitionVal=vals)))
-        return int(client.fire_listener_event(req).eventIds[0])
-    finally:
-        client.close()
+        return client.fire_listener_event(req)[0]
 
 
 @dataclass
