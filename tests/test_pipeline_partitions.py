@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
-from conftest import Server, unique
 from metastore.core.names import make_part_name
 from metastore.notify.subscriber import Message as BusMessage
 from metastore.pipeline import JobContext, Pipeline, Runner, notify_insert, status
 from metastore.pipeline.core import parse_part, part_key
 from metastore.thrift import hms
 from metastore.thrift.client import MetastoreClient
+
+from conftest import Server, unique
 
 VALUES = ["eu/west", "a=b", "50%", "new york", "zürich"]
 
@@ -129,8 +130,8 @@ def _legacy_state(path: Path, table: str) -> None:
         ("region=50%/day=d1", "done", 7), ("region=plain/day=d1", "done", 7),  # event 7 not in `seen`
         ("region=p/q/day=d1", "failed", 7)]
     for part, st, ev in rows:
-        c.execute("INSERT INTO work(job, part, tbl, status, event_id, runs, updated) VALUES ('record', ?, ?, ?, ?, ?, ?)",
-                  (part, table, st, ev, int(st == "done"), now))
+        c.execute("INSERT INTO work(job, part, tbl, status, event_id, runs, updated) "
+                  "VALUES ('record', ?, ?, ?, ?, ?, ?)", (part, table, st, ev, int(st == "done"), now))
     c.execute("INSERT INTO runs VALUES ('record', 'region=eu/west/day=d1', 1, 1, ?, NULL, NULL, NULL)", (now,))
     c.commit()
     c.close()

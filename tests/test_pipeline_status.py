@@ -18,7 +18,8 @@ def test_status_lists_processed_pending_and_failed(tmp_path: Path) -> None:
     pipe.on_partition("sales.orders", name="idle")(lambda ctx: None)
     now = time.time()
     with pipe.db.connect() as c:
-        for part, st, err in (("day=1", "done", None), ("day=2", "pending", None), ("day=3", "failed", "ValueError: x")):
+        rows = (("day=1", "done", None), ("day=2", "pending", None), ("day=3", "failed", "ValueError: x"))
+        for part, st, err in rows:
             c.execute("INSERT INTO work(job, part, tbl, status, event_id, runs, last_error, updated) "
                       "VALUES ('revenue', ?, 'sales.orders', ?, 1, ?, ?, ?)", (part, st, int(st == "done"), err, now))
     rows = {r.job: r for r in status(state)}

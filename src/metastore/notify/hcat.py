@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.events import EventType
+from ..core import messages
 from ..core.model import NotificationEvent
 from .topics import TopicMapper
 
@@ -108,16 +108,13 @@ class BusMessage:
     event_time: int = 0
 
 
-def log_message(e: NotificationEvent) -> dict[str, Any]:
-    """The fields of the event's message in the log (Hive's json-0.2, or a gzip-wrapped JSON)."""
-    text = e.message or ""
+def read_event(e: NotificationEvent) -> messages.Message:
+    """The event's typed message (core.messages.decode). A message that is not JSON reads as one without
+    fields: the event still goes out, with what its log row says (type, db, table), never stops the relay."""
     try:
-        if (e.messageFormat or "").startswith("gzip"):
-            text = gzip.decompress(base64.b64decode(text)).decode("utf-8")
-        d = json.loads(text) if text else {}
-        return d if isinstance(d, dict) else {}
-    except (ValueError, OSError):
-        return {}
+        return messages.decode(e)
+    except messages.MessageError:
+        return messages.from_fields(e.eventType, e.eventId, {}, db=e.dbName, table=e.tableName)
 
 
 def thrift_json_field(text: Any, fid: int) -> Any:
@@ -150,52 +147,52 @@ class HCatMessages:
         self.server = server
         self.principal = principal
 
-    def fields(self, e: NotificationEvent, m: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """HCatalog's field set of the event's type, from the log message `m`."""
-        m = log_message(e) if m is None else m
-        t = e.eventType
-        ts = m.get("timestamp")
+    def fields(self, e: NotificationEvent, m: messages.Message | None = None) -> dict[str, Any]:
+        """HCatalog's field set of the event's type, from the event's typed message `m`."""
+        m = read_event(e) if m is None else m
+        raw = m.raw
+        ts = raw.get("timestamp")
         d: dict[str, Any] = {"timestamp": int(ts) if isinstance(ts, (int, float)) else int(e.eventTime),
-                             "eventType": t, "server": self.server, "servicePrincipal": self.principal,
-                             "db": m.get("db") or e.dbName}
-        table = m.get("table") or e.tableName
-        if t in (EventType.CREATE_DATABASE, EventType.DROP_DATABASE, EventType.ALTER_DATABASE):
+                             "eventType": e.eventType, "server": self.server, "servicePrincipal": self.principal,
+                             "db": raw.get("db") or e.dbName}
+        table = raw.get("table") or e.tableName  # the message's: ALTER_TABLE names the table before a rename
+        if isinstance(m, (messages.CreateDatabase, messages.AlterDatabase, messages.DropDatabase)):
             pass
-        elif t in (EventType.CREATE_TABLE, EventType.DROP_TABLE):
+        elif isinstance(m, (messages.CreateTable, messages.DropTable)):
             d["table"] = table
-        elif t in (EventType.ADD_PARTITION, EventType.DROP_PARTITION):
+        elif isinstance(m, (messages.AddPartition, messages.DropPartition)):
             d["table"] = table
-            d["partitions"] = list(m.get("partitions") or [])
-        elif t == EventType.ALTER_TABLE:
+            d["partitions"] = m.specs
+        elif isinstance(m, messages.AlterTable):
             d["table"] = table
-            d["tableType"] = m.get("tableType") or ""
-        elif t == EventType.ALTER_PARTITION:
+            d["tableType"] = m.table_type
+        elif isinstance(m, messages.AlterPartition):
             d["table"] = table
-            d["tableType"] = m.get("tableType") or ""
-            d["keyValues"] = dict(m.get("keyValues") or {})
-        elif t == EventType.INSERT:
+            d["tableType"] = m.table_type
+            d["keyValues"] = m.key_values
+        elif isinstance(m, messages.Insert):
             d["table"] = table
-            d["tableType"] = m.get("tableType") or ""
-            d["partKeyVals"] = m.get("partKeyVals")
-            d["files"] = list(m.get("files") or [])
-        elif t == EventType.CREATE_FUNCTION:
-            d["functionObjJson"] = m.get("functionObjJson")
-        elif t == EventType.DROP_FUNCTION:
-            d["functionName"] = m.get("functionName")
+            d["tableType"] = m.table_type
+            d["partKeyVals"] = m.part_key_vals
+            d["files"] = m.files
+        elif isinstance(m, messages.CreateFunction):
+            d["functionObjJson"] = raw.get("functionObjJson")
+        elif isinstance(m, messages.DropFunction):
+            d["functionName"] = raw.get("functionName")
         elif table:
             d["table"] = table
         return d
 
-    def topic(self, e: NotificationEvent, m: Mapping[str, Any] | None = None) -> str:
-        m = log_message(e) if m is None else m
+    def topic(self, e: NotificationEvent, m: messages.Message | None = None) -> str:
+        raw = (read_event(e) if m is None else m).raw
         params = None
         if e.tableName:
-            obj = m.get("tableObjJson") or m.get("tableObjAfterJson")
+            obj = raw.get("tableObjJson") or raw.get("tableObjAfterJson")
             params = thrift_json_field(obj, _TABLE_PARAMETERS)
         return self.topics.topic(e.eventType, e.dbName, e.tableName, params if isinstance(params, dict) else None)
 
     def message(self, e: NotificationEvent) -> BusMessage:
-        m = log_message(e)
+        m = read_event(e)
         return BusMessage(
             event_id=e.eventId, event_type=e.eventType, topic=self.topic(e, m),
             body=self.fmt.encode(self.fields(e, m)),

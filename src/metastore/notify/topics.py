@@ -32,22 +32,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from ..core.events import EventType
+from ..core.events import DATABASE_EVENTS, EventType
 
 TOPIC_NAME_PARAM = "hcat.msgbus.topic.name"
 TOPIC_PREFIX_KEY = "hcat.msgbus.topic.prefix"
 DEFAULT_PREFIX = "hcat"
 
-DATABASE_EVENTS = frozenset({EventType.CREATE_DATABASE, EventType.ALTER_DATABASE, EventType.DROP_DATABASE})
-DATABASE_TOPIC_EVENTS = frozenset({EventType.CREATE_TABLE, EventType.DROP_TABLE, EventType.ALTER_TABLE, EventType.CREATE_FUNCTION,
-                                   EventType.DROP_FUNCTION})
-TABLE_TOPIC_EVENTS = frozenset({EventType.ADD_PARTITION, EventType.DROP_PARTITION, EventType.ALTER_PARTITION, EventType.INSERT})
+DATABASE_TOPIC_EVENTS = frozenset({EventType.CREATE_TABLE, EventType.ALTER_TABLE, EventType.DROP_TABLE,
+                                   EventType.CREATE_FUNCTION, EventType.DROP_FUNCTION})
+TABLE_TOPIC_EVENTS = frozenset({EventType.ADD_PARTITION, EventType.ALTER_PARTITION, EventType.DROP_PARTITION,
+                                EventType.INSERT})
 
 # event type -> where its messages go, for documentation and `metastore events topics`
 TOPIC_RULES: dict[str, str] = {
     **{t: "<prefix>" for t in (EventType.CREATE_DATABASE, EventType.ALTER_DATABASE, EventType.DROP_DATABASE)},
-    **{t: "<prefix>.<db>" for t in (EventType.CREATE_TABLE, EventType.ALTER_TABLE, EventType.DROP_TABLE, EventType.CREATE_FUNCTION,
-                                    EventType.DROP_FUNCTION)},
+    **{t: "<prefix>.<db>" for t in (EventType.CREATE_TABLE, EventType.ALTER_TABLE, EventType.DROP_TABLE,
+                                    EventType.CREATE_FUNCTION, EventType.DROP_FUNCTION)},
     **{t: f"table parameter {TOPIC_NAME_PARAM}, else <prefix>.<db>.<table>"
        for t in (EventType.ADD_PARTITION, EventType.ALTER_PARTITION, EventType.DROP_PARTITION, EventType.INSERT)},
     "(other, with a table)": f"table parameter {TOPIC_NAME_PARAM}, else <prefix>.<db>.<table>",

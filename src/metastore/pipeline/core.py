@@ -560,7 +560,7 @@ class StatusRow:
 def status(state: str) -> list[StatusRow]:
     """Per job: processed, pending and failed partitions (from the state file alone)."""
     db = StateDB(state)
-    out: dict[str, StatusRow] = {r["job"]: StatusRow(r["job"], r["tbl"]) for r in db.rows("SELECT * FROM jobs ORDER BY job")}
+    out = {r["job"]: StatusRow(r["job"], r["tbl"]) for r in db.rows("SELECT * FROM jobs ORDER BY job")}
     for r in db.rows("SELECT * FROM work ORDER BY job, part"):
         s = out.setdefault(r["job"], StatusRow(r["job"], r["tbl"]))
         s.runs += r["runs"]

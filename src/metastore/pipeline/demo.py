@@ -35,8 +35,19 @@ from typing import Any
 from rich.panel import Panel
 from rich.table import Table
 
-from ..demo import (DemoRun, MetastoreProcess, Report, console, demo_arguments, demo_port, free_port, spark_session,
-                    step, thrift_client)
+from ..demo import (
+    DemoRun,
+    MetastoreProcess,
+    Report,
+    console,
+    demo_arguments,
+    demo_port,
+    free_port,
+    spark_session,
+    step,
+    thrift_client,
+)
+from ..thrift.client import MetastoreClient
 from .core import JobContext, Pipeline, Runner, notify_insert
 
 DB = "retail"
@@ -53,7 +64,8 @@ CORRECTED_DAY_INDEX = 2
 class DataSet:
     customers: list[tuple[int, str, str, str]]  # id, name, segment, region
     products: list[tuple[int, str, str, int]]  # id, name, category, list price (cents)
-    orders: dict[str, list[tuple[int, int, int, int, int, str]]]  # day -> (order_id, customer, product, qty, unit price, ts)
+    # day -> (order_id, customer, product, qty, unit price, ts)
+    orders: dict[str, list[tuple[int, int, int, int, int, str]]]
 
 
 def generate(days: int, orders_per_day: int, seed: int = 20240301) -> DataSet:
@@ -69,11 +81,11 @@ def generate(days: int, orders_per_day: int, seed: int = 20240301) -> DataSet:
         n = int(orders_per_day * (0.85 + 0.3 * rnd.random()))
         cust = rnd.choices(customers, weights, k=n)
         rows = []
-        for c in cust:
+        for buyer in cust:
             p = products[rnd.randrange(len(products))]
             price = p[3] if rnd.random() > 0.1 else p[3] * 8 // 10  # 10% of orders at a discount
             ts = datetime(day.year, day.month, day.day) + timedelta(seconds=rnd.randrange(86400))
-            rows.append((oid, c[0], p[0], rnd.choices((1, 2, 3, 4, 6), (50, 25, 12, 8, 5))[0], price,
+            rows.append((oid, buyer[0], p[0], rnd.choices((1, 2, 3, 4, 6), (50, 25, 12, 8, 5))[0], price,
                          ts.strftime("%Y-%m-%d %H:%M:%S")))
             oid += 1
         orders[day.isoformat()] = rows
@@ -104,12 +116,12 @@ def expected(data: DataSet) -> dict[str, Any]:
             b = by_cust[(day, c)]
             b[0] += 1; b[1] += qty; b[2] += qty * price  # noqa: E702
     totals: dict[str, int] = defaultdict(int)
-    for (_, c), v in by_cat.items():
-        totals[c] += v[2]
+    for (_, category), v in by_cat.items():
+        totals[category] += v[2]
     top = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
     spenders: dict[int, int] = defaultdict(int)
-    for (_, c), v in by_cust.items():
-        spenders[c] += v[2]
+    for (_, customer), v in by_cust.items():
+        spenders[customer] += v[2]
     top_cust = sorted(spenders.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
     return {"by_cat": by_cat, "by_cust": by_cust, "top": top, "top_customers": top_cust, "segments": seg}
 
@@ -123,7 +135,8 @@ def create_tables(spark: Any, warehouse: str) -> None:
     spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
     shutil.rmtree(os.path.join(warehouse, f"{DB}.db"), ignore_errors=True)
     spark.sql(f"CREATE DATABASE {DB} COMMENT 'retail orders pipeline (python -m metastore.pipeline.demo)'")
-    spark.sql(f"CREATE TABLE {DB}.customers (customer_id INT, name STRING, segment STRING, region STRING) STORED AS PARQUET")
+    spark.sql(f"CREATE TABLE {DB}.customers (customer_id INT, name STRING, segment STRING, region STRING) "
+              "STORED AS PARQUET")
     spark.sql(f"CREATE TABLE {DB}.products (product_id INT, name STRING, category STRING, list_price_cents INT) "
               "STORED AS PARQUET")
     spark.sql(f"CREATE TABLE {DB}.orders ({ORDERS_SCHEMA}) PARTITIONED BY (day STRING) STORED AS PARQUET")
@@ -244,11 +257,12 @@ def run(spark: Any, server: MetastoreProcess, report: Report, days: int, orders_
         "daily_customer_summary": spark.table(f"{DB}.daily_customer_summary").count(),
     }
     info["counts"] = counts
-    report.check("rows in retail.orders (after the correction)", counts["orders"] == sum(map(len, data.orders.values())),
-                 f"{counts['orders']:,}")
+    report.check("rows in retail.orders (after the correction)",
+                 counts["orders"] == sum(map(len, data.orders.values())), f"{counts['orders']:,}")
     report.check("rows per stage", counts["daily_category_revenue"] == len(exp["by_cat"])
                  and counts["daily_customer_summary"] == len(exp["by_cust"]),
-                 f"{counts['daily_category_revenue']} category-days, {counts['daily_customer_summary']:,} customer-days")
+                 f"{counts['daily_category_revenue']} category-days, "
+                 f"{counts['daily_customer_summary']:,} customer-days")
 
     got_cat = {(r["day"], r["category"]): [r["orders"], r["units"], r["revenue_cents"]]
                for r in spark.table(f"{DB}.daily_category_revenue").collect()}
@@ -296,7 +310,6 @@ def replicate(spark: Any, source: MetastoreProcess, replica: MetastoreProcess, r
     on the source, REPL LOAD on the replica, every 5 seconds; the load copies the data with PySpark), then
     the final queries run again with Spark on the replica. Returns the Spark session on the replica."""
     from ..repl import ReplError, status
-    from ..repl.client import Metastore
 
     root = os.path.join(source.data_dir, "repl")
     with step(report, f"Starting the replica metastore on {replica.uri}"):
@@ -307,8 +320,8 @@ def replicate(spark: Any, source: MetastoreProcess, replica: MetastoreProcess, r
                      f"WITH ('hive.repl.rootdir'='{root}')")
         _sql(replica, f"CREATE SCHEDULED QUERY {REPLICA_POLICIES[1]} EVERY 5 SECONDS AS REPL LOAD {DB} INTO {DB} "
                       f"WITH ('hive.repl.rootdir'='{root}', 'spark.master'='{master}')")
-        with Metastore(source.uri) as ms:
-            wanted = int(ms.call("get_current_notificationEventId").eventId)
+        with MetastoreClient(source.uri, timeout=30) as ms:
+            wanted = ms.current_event_id()
         deadline, last = time.monotonic() + 300, None
         while time.monotonic() < deadline:
             try:
@@ -328,10 +341,10 @@ def replicate(spark: Any, source: MetastoreProcess, replica: MetastoreProcess, r
                  bool(executions) and "SUCCESS" in loads, f"{len(executions)} dump executions, loads {loads}")
     info["replica_loads"] = len(loads)
 
-    with Metastore(source.uri) as ms, Metastore(replica.uri) as mr:
-        same = all(sorted(ms.call("get_partition_names", DB, t, -1)) == sorted(mr.call("get_partition_names", DB, t, -1))
-                   for t in ms.call("get_all_tables", DB))
-        same = same and sorted(ms.call("get_all_tables", DB)) == sorted(mr.call("get_all_tables", DB))
+    with MetastoreClient(source.uri, timeout=30) as ms, MetastoreClient(replica.uri, timeout=30) as mr:
+        same = all(sorted(ms.get_partition_names(DB, t)) == sorted(mr.get_partition_names(DB, t))
+                   for t in ms.get_all_tables(DB))
+        same = same and sorted(ms.get_all_tables(DB)) == sorted(mr.get_all_tables(DB))
     report.check("replica: same tables and partitions as the source", same)
 
     with step(report, f"Spark on the replica ({replica.uri}): the final queries again"):
@@ -392,7 +405,8 @@ def summary(report: Report, info: dict[str, Any], server: MetastoreProcess, mast
     console.print(Panel("\n".join(lines), title="[bold]metastore pipeline demo: " + ("OK" if report.ok else "FAILED"),
                         border_style="green" if report.ok else "red", expand=False))
     if report.timings:
-        console.print("[dim]" + "; ".join(f"{w.split(' →')[0].split(': ')[0]} {s:.1f} s" for w, s in report.timings) + "[/]")
+        timings = "; ".join(f"{w.split(' →')[0].split(': ')[0]} {s:.1f} s" for w, s in report.timings)
+        console.print(f"[dim]{timings}[/]")
 
 
 def main(argv: list[str] | None = None) -> int:
