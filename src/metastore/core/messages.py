@@ -131,6 +131,12 @@ def _obj(raw: Mapping[str, Any], key: str, cls: type[_Obj]) -> _Obj | None:
     return tjson.loads(text, cls) if isinstance(text, str) and text else None
 
 
+def _items(raw: Mapping[str, Any], key: str) -> list[Any]:
+    """A list field of a message; anything else (absent, null, a number in a hostile message) reads as []."""
+    v = raw.get(key)
+    return v if isinstance(v, list) else []
+
+
 def _spec(v: Any) -> dict[str, str]:
     return {str(k): "" if x is None else str(x) for k, x in v.items()} if isinstance(v, Mapping) else {}
 
@@ -191,7 +197,7 @@ class TableMessage(Message):
 class CreateTable(TableMessage):
     @property
     def files(self) -> list[str]:
-        return [str(f) for f in self.raw.get("files") or []]
+        return [str(f) for f in _items(self.raw, "files")]
 
 
 @dataclass(frozen=True)
@@ -236,7 +242,7 @@ class AddPartition(TableMessage):
     @property
     def specs(self) -> list[dict[str, str]]:
         """Each partition's values by key name (the message's `partitions`)."""
-        return [_spec(p) for p in self.raw.get("partitions") or []]
+        return [_spec(p) for p in _items(self.raw, "partitions")]
 
 
 @dataclass(frozen=True)
@@ -263,7 +269,7 @@ class AlterPartition(TableMessage):
 class DropPartition(TableMessage):
     @property
     def specs(self) -> list[dict[str, str]]:
-        return [_spec(p) for p in self.raw.get("partitions") or []]
+        return [_spec(p) for p in _items(self.raw, "partitions")]
 
 
 @dataclass(frozen=True)
@@ -284,7 +290,7 @@ class Insert(TableMessage):
 
     @property
     def files(self) -> list[str]:
-        return [str(f) for f in self.raw.get("files") or []]
+        return [str(f) for f in _items(self.raw, "files")]
 
 
 @dataclass(frozen=True)
@@ -313,7 +319,7 @@ class TxnMessage(Message):
 
     def tables(self) -> list[tuple[str, str]]:
         """The (db, table) pairs the transaction wrote, lower-cased, each once, in message order."""
-        tables, dbs = self.raw.get("tables") or [], self.raw.get("databases") or []
+        tables, dbs = _items(self.raw, "tables"), _items(self.raw, "databases")
         out: list[tuple[str, str]] = []
         for i, t in enumerate(tables):
             if not isinstance(t, str):
