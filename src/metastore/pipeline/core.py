@@ -396,6 +396,8 @@ class Runner:
         specs: list[dict[str, str]]
         try:
             if isinstance(m, AddPartition):
+                if not isinstance(m.raw.get("partitions"), list):
+                    return table, [], ["partitions: not a list"]
                 specs = m.specs
             elif isinstance(m, Insert):
                 kv = m.part_key_vals
