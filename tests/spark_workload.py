@@ -164,7 +164,8 @@ class Recorder:
         return {"cols": self._cols(sd.getCols()), "location": self.norm(sd.getLocation()),
                 "inputFormat": sd.getInputFormat(), "outputFormat": sd.getOutputFormat(),
                 "compressed": sd.isCompressed(), "numBuckets": sd.getNumBuckets(),
-                "serde": None if se is None else [se.getName(), se.getSerializationLib(), self._params(se.getParameters())],
+                "serde": (None if se is None
+                          else [se.getName(), se.getSerializationLib(), self._params(se.getParameters())]),
                 "bucketCols": list(sd.getBucketCols() or []),
                 "sortCols": [[o.getCol(), o.getOrder()] for o in (sd.getSortCols() or [])],
                 "parameters": self._params(sd.getParameters()),
@@ -466,16 +467,19 @@ def write_phase(r: Recorder) -> None:
     r.sql("show tables like", f"SHOW TABLES IN {DB} LIKE 'ctas*|df_*'")
     r.sql("show table extended", f"SHOW TABLE EXTENDED IN {DB} LIKE 'df_plain'")
     r.call("catalog list tables", lambda: s.createDataFrame(
-        [(t.name, t.tableType, t.isTemporary) for t in s.catalog.listTables(DB)], "name STRING, type STRING, tmp BOOLEAN"))
+        [(t.name, t.tableType, t.isTemporary) for t in s.catalog.listTables(DB)],
+        "name STRING, type STRING, tmp BOOLEAN"))
     r.call("catalog list columns", lambda: s.createDataFrame(
         [(c.name, c.dataType, c.isPartition) for c in s.catalog.listColumns(f"{DB}.events2")],
         "name STRING, type STRING, part BOOLEAN"), ordered=True)
 
     # permanent functions
-    r.sql("create function", f"CREATE FUNCTION {DB}.my_upper AS 'org.apache.hadoop.hive.ql.udf.generic.GenericUDFUpper'")
-    r.sql("create function again", f"CREATE FUNCTION {DB}.my_upper AS 'org.apache.hadoop.hive.ql.udf.generic.GenericUDFUpper'")
+    upper = "org.apache.hadoop.hive.ql.udf.generic.GenericUDFUpper"
+    r.sql("create function", f"CREATE FUNCTION {DB}.my_upper AS '{upper}'")
+    r.sql("create function again", f"CREATE FUNCTION {DB}.my_upper AS '{upper}'")
     r.sql("create function reverse", "CREATE FUNCTION my_reverse AS 'org.apache.hadoop.hive.ql.udf.UDFReverse'")
-    r.sql("use function", f"SELECT id, {DB}.my_upper(name), my_reverse(name) FROM events2 WHERE ds = '2024-01-02' AND h = 1")
+    r.sql("use function",
+          f"SELECT id, {DB}.my_upper(name), my_reverse(name) FROM events2 WHERE ds = '2024-01-02' AND h = 1")
     r.sql("show user functions", f"SHOW USER FUNCTIONS IN {DB}")
     r.dump("metastore with functions")
     r.sql("describe function", f"DESCRIBE FUNCTION EXTENDED {DB}.my_upper", ordered=True)

@@ -17,9 +17,21 @@ from typing import Any
 
 import pytest
 from hive_metastore import ThriftHiveMetastore
-from hive_metastore.ttypes import (AddPartitionsRequest, AlreadyExistsException, Database, FieldSchema, Function,
-                                   InvalidObjectException, InvalidOperationException, MetaException,
-                                   NoSuchObjectException, Partition, SerDeInfo, StorageDescriptor, Table)
+from hive_metastore.ttypes import (
+    AddPartitionsRequest,
+    AlreadyExistsException,
+    Database,
+    FieldSchema,
+    Function,
+    InvalidObjectException,
+    InvalidOperationException,
+    MetaException,
+    NoSuchObjectException,
+    Partition,
+    SerDeInfo,
+    StorageDescriptor,
+    Table,
+)
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TTransport
@@ -265,7 +277,7 @@ def answer(sock: socket.socket, is_framed: bool, timeout: float = 10) -> tuple[A
     f = sock.makefile("rb", buffering=0)  # no read-ahead: the next answer stays in the socket
     try:
         if is_framed:
-            head = TTransport.TFileObjectTransport(f).readAll(4)
+            TTransport.TFileObjectTransport(f).readAll(4)  # the frame's length: the message says where it ends
         p = TBinaryProtocol.TBinaryProtocol(TTransport.TFileObjectTransport(f))
         name, mtype, _ = p.readMessageBegin()
         if mtype == TMessageType.EXCEPTION:
@@ -277,7 +289,7 @@ def answer(sock: socket.socket, is_framed: bool, timeout: float = 10) -> tuple[A
         return ("reply", name)
     except (EOFError, ConnectionError, TTransport.TTransportException):
         return ("closed",)
-    except socket.timeout:
+    except TimeoutError:
         return ("timeout",)
 
 
@@ -294,7 +306,7 @@ def connection_ended(s: socket.socket) -> bool:
         return s.recv(1) == b""
     except ConnectionError:
         return True
-    except socket.timeout:
+    except TimeoutError:
         return False
 
 

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 import run as bench  # noqa: E402
+
 from common import JdbcReference  # noqa: E402
 
 

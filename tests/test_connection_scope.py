@@ -7,12 +7,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import BACKENDS, Database
 
 from metastore.app import build_catalog
+from metastore.config import Settings
 from metastore.core import model as m
 from metastore.core.errors import MetaError
-from metastore.config import Settings
+
+from conftest import BACKENDS, Database
 
 
 def _table(name: str) -> m.Table:
@@ -46,10 +47,10 @@ def test_a_nested_transaction_in_a_scope_takes_another_connection(tmp_path: Path
     catalog = build_catalog(Settings(data_dir=str(tmp_path)))
     catalog.create_table(_table("a"))
     with catalog.connection_scope():
-        with catalog.store.write() as outer:
-            with catalog.store.read() as inner:  # would fail on the same connection: BEGIN inside BEGIN
-                assert inner.conn is not outer.conn
-                assert inner.get_table("default", "a") is not None
+        # the inner read would fail on the outer write's connection: BEGIN inside BEGIN
+        with catalog.store.write() as outer, catalog.store.read() as inner:
+            assert inner.conn is not outer.conn
+            assert inner.get_table("default", "a") is not None
         assert catalog.store.engine.pool.checkedout() == 1
 
 

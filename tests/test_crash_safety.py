@@ -19,8 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from hive_metastore.ttypes import (AddPartitionsRequest, Database, EnvironmentContext, FieldSchema, MetaException,
-                                   NotificationEventRequest, Partition, SerDeInfo, StorageDescriptor, Table)
+from hive_metastore.ttypes import (
+    AddPartitionsRequest,
+    Database,
+    EnvironmentContext,
+    FieldSchema,
+    MetaException,
+    NotificationEventRequest,
+    Partition,
+    SerDeInfo,
+    StorageDescriptor,
+    Table,
+)
 from thrift.transport.TTransport import TTransportException
 
 from conftest import BACKENDS, Client, Server, make_database

@@ -19,8 +19,12 @@ from conftest import unique
 pytest.importorskip("pyiceberg.catalog.hive")
 
 from pyiceberg.catalog.hive import HiveCatalog  # noqa: E402
-from pyiceberg.exceptions import (NamespaceAlreadyExistsError, NamespaceNotEmptyError,  # noqa: E402
-                                  NoSuchNamespaceError, NoSuchPropertyException)
+from pyiceberg.exceptions import (  # noqa: E402
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchPropertyException,
+)
 
 PARQUET = ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
            "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",

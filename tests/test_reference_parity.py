@@ -52,17 +52,29 @@ Errors, where Hive's answer is a Java artefact or accepts input it then mishandl
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hive_metastore.ttypes import (AddPartitionsRequest, Database, DropPartitionsRequest, EnvironmentContext,
-                                   FieldSchema, FireEventRequest, FireEventRequestData, Function,
-                                   NotificationEventRequest, Partition, RequestPartsSpec, ResourceUri, SerDeInfo,
-                                   StorageDescriptor, Table)
+from hive_metastore.ttypes import (
+    AddPartitionsRequest,
+    Database,
+    DropPartitionsRequest,
+    EnvironmentContext,
+    FieldSchema,
+    FireEventRequest,
+    FireEventRequestData,
+    Function,
+    NotificationEventRequest,
+    Partition,
+    RequestPartsSpec,
+    ResourceUri,
+    SerDeInfo,
+    StorageDescriptor,
+    Table,
+)
 from thrift.Thrift import TApplicationException, TType
 
 from conftest import Client, unique

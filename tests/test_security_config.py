@@ -20,9 +20,10 @@ import pytest
 from hive_metastore.ttypes import ConfigValSecurityException, MetaException
 from thrift.Thrift import TApplicationException
 
+from metastore import config
+
 from conftest import Client, Database, Server
 from reference import Reference, reference  # noqa: F401  (the session fixture)
-from metastore import config
 
 MARK = "S3cr3tMark"
 # keys whose values must never be served, whatever their prefix
@@ -237,9 +238,9 @@ def test_set_meta_conf_checks_values(client: Client) -> None:
 def test_hive_config_from_toml_leaves_secrets_out(tmp_path: Path) -> None:
     """The settings hand the Thrift front no secret, from a TOML file as from hive-site.xml."""
     path = tmp_path / "metastore.toml"
-    path.write_text('[metastore]\nwarehouse = "/data/wh"\n"hive.server2.keystore.password" = "ks-%s"\n'
-                    '"fs.s3a.secret.key" = "k-%s"\n"hive.exec.scratchdir" = "/s"\n'
-                    '"hive.metastore.uris" = "thrift://u:%s@h:9083"\n' % (MARK, MARK, MARK))
+    path.write_text(f'[metastore]\nwarehouse = "/data/wh"\n"hive.server2.keystore.password" = "ks-{MARK}"\n'
+                    f'"fs.s3a.secret.key" = "k-{MARK}"\n"hive.exec.scratchdir" = "/s"\n'
+                    f'"hive.metastore.uris" = "thrift://u:{MARK}@h:9083"\n')
     served = config.load(str(path), env={}).hive_config()
     assert MARK not in repr(served)
     assert served["hive.metastore.warehouse.dir"] == "/data/wh"

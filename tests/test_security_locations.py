@@ -13,8 +13,16 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from hive_metastore.ttypes import (Database, FieldSchema, InvalidObjectException, InvalidOperationException,
-                                   Partition, SerDeInfo, StorageDescriptor, Table)
+from hive_metastore.ttypes import (
+    Database,
+    FieldSchema,
+    InvalidObjectException,
+    InvalidOperationException,
+    Partition,
+    SerDeInfo,
+    StorageDescriptor,
+    Table,
+)
 
 from conftest import Client, Server, unique
 

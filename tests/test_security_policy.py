@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from hive_metastore.ttypes import Database, InvalidObjectException
+from test_security_locations import files, state, table, victim
 
 from conftest import Client, Server, make_database, unique
-from test_security_locations import files, state, table, victim
 
 
 @pytest.fixture
@@ -100,7 +100,8 @@ def test_a_location_that_cannot_name_a_file_is_refused(server: Server) -> None:
     try:
         before = state(c)
         for loc in (f"file:{server.warehouse}/x\\udc80y", f"{server.warehouse}/\\ud800"):
-            body = ('{"namespace": ["%s"], "properties": {"location": "%s"}}' % (unique("ns"), loc)).encode()
+            # the location goes into the JSON text as written: its \u escape is read by JSON, not by Python
+            body = ('{"namespace": ["' + unique("ns") + '"], "properties": {"location": "' + loc + '"}}').encode()
             assert json.loads(body)  # valid JSON, whose text holds a lone surrogate
             req = urllib.request.Request(server.rest_uri + "/v1/namespaces", data=body, method="POST",
                                          headers={"Content-Type": "application/json"})

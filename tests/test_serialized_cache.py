@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hive_metastore.ttypes import Database, GetTableRequest, Partition
+from hive_metastore.ttypes import Database, GetTableRequest, NoSuchObjectException, Partition
+from test_thrift_api import sd, table
 
 from conftest import Client, Server, unique
-from test_thrift_api import sd, table
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,8 @@ def test_changes_through_another_process_are_seen(client, second):
 
         t, t2, allp, filt, ps, named = reads()
         assert t.parameters["changed"] == "yes" and t2.parameters["changed"] == "yes"
-        assert len(allp) == 20 and ["d2", "2"] not in [x.values for x in allp] and ["d99", "0"] in [x.values for x in allp]
+        values = [x.values for x in allp]
+        assert len(allp) == 20 and ["d2", "2"] not in values and ["d99", "0"] in values
         assert sorted(x.values[1] for x in filt) == ["0", "0", "1", "3", "4"]
         assert [x.parameters.get("p") for x in named] == ["q", None]
         # the results equal what a server with no cached state answers
@@ -62,7 +63,7 @@ def test_changes_through_another_process_are_seen(client, second):
             c3.close()
             fresh.stop()
         other.drop_table(db, "c", True)
-        with pytest.raises(Exception):
+        with pytest.raises(NoSuchObjectException):
             client.get_table(db, "c")
         client.drop_database(db, True, True)
     finally:

@@ -12,8 +12,8 @@ import pytest
 import sqlalchemy as sa
 
 from metastore.app import build_catalog
-from metastore.core import model as m
 from metastore.config import Settings
+from metastore.core import model as m
 from metastore.store.engine import FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer, start_wal_checkpointer
 
 

@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
+from metastore.catalog.warehouse import Warehouse
 from metastore.core import model as m
 from metastore.core.errors import MetaError
-from metastore.catalog.warehouse import Warehouse
 
 
 def test_mkdirs_and_delete(tmp_path):

@@ -19,4 +19,5 @@ from .hcat import BusMessage, MessageFormat, get_format, register_format
 from .subscriber import Message, Subscription, subscribe
 from .topics import TopicMapper
 
-__all__ = ["BusMessage", "Message", "MessageFormat", "Subscription", "TopicMapper", "get_format", "register_format", "subscribe"]
+__all__ = ["BusMessage", "Message", "MessageFormat", "Subscription", "TopicMapper", "get_format", "register_format",
+           "subscribe"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -174,7 +175,7 @@ class StompConnection:
             try:
                 self.sock.settimeout(left if left is not None else None)
                 chunk = self.sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 return None
             except OSError as e:
                 self.close()
@@ -207,7 +208,7 @@ class StompConnection:
         else:
             return None
         lines = head.decode("utf-8").replace("\r\n", "\n").split("\n")
-        command, headers = lines[0], {}
+        command, headers = lines[0], dict[str, str]()
         for line in lines[1:]:
             k, _, v = line.partition(":")
             if command in ("CONNECTED",):
@@ -228,7 +229,7 @@ class StompConnection:
             del buf[:z + 1]
         return Frame(command, headers, body)
 
-    def wait_receipt(self, receipt: str, timeout: float, on_frame=None) -> None:  # type: ignore[no-untyped-def]
+    def wait_receipt(self, receipt: str, timeout: float, on_frame: Callable[[Frame], None] | None = None) -> None:
         """Wait for the RECEIPT of `receipt`; other frames go to `on_frame` (or are dropped)."""
         deadline = time.monotonic() + timeout
         while True:
