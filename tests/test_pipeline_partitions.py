@@ -17,7 +17,7 @@ import pytest
 
 from metastore.core.names import make_part_name
 from metastore.notify.subscriber import Message as BusMessage
-from metastore.pipeline import JobContext, Pipeline, Runner, notify_insert, status
+from metastore.pipeline import JobContext, Pipeline, Runner, notify_insert, rejected, status
 from metastore.pipeline.core import parse_part, part_key
 from metastore.thrift import hms
 from metastore.thrift.client import MetastoreClient
@@ -233,4 +233,6 @@ def test_hostile_messages_and_failing_jobs_do_not_stop_the_runner(server: Server
     errors = {r["event_id"]: r["error"] for r in pipe.db.rows("SELECT event_id, error FROM seen")}
     assert all(errors[i] for i in (101, 102, 103, 104, 105, 107, 108)) and errors[110] is None
     assert 109 not in errors  # not a trigger type: not even recorded
+    assert [r.event_id for r in rejected(state)] == [108, 107, 105, 104, 103, 102, 101]
+    assert "not a json message" in rejected(state)[-1].error
     assert pipe.db.rows("SELECT count(*) FROM runs WHERE finished IS NULL")[0][0] == 0

@@ -6,6 +6,6 @@
 
 from __future__ import annotations
 
-from .core import JobContext, Pipeline, Runner, notify_insert, status
+from .core import JobContext, Pipeline, Runner, notify_insert, rejected, status
 
-__all__ = ["JobContext", "Pipeline", "Runner", "notify_insert", "status"]
+__all__ = ["JobContext", "Pipeline", "Runner", "notify_insert", "rejected", "status"]

@@ -573,3 +573,19 @@ def status(state: str) -> list[StatusRow]:
         else:
             s.pending.append(r["part"])
     return list(out.values())
+
+
+@dataclass
+class RejectedEvent:
+    event_id: int
+    event_type: str
+    topic: str
+    error: str
+
+
+def rejected(state: str, limit: int = 100) -> list[RejectedEvent]:
+    """The newest trigger messages (up to `limit`) the runner could not read, or read only in part, with why."""
+    db = StateDB(state)
+    return [RejectedEvent(r["event_id"], r["event_type"] or "", r["topic"] or "", r["error"])
+            for r in db.rows("SELECT event_id, event_type, topic, error FROM seen WHERE error IS NOT NULL "
+                             "ORDER BY event_id DESC LIMIT ?", (limit,))]
