@@ -127,6 +127,23 @@ def test_hcatalog_fields_of_every_event_type(tmp_path: Path) -> None:
     assert hm9.fmt.name == "gzip(json)" and hm9.message(e).topic == "wh9"
 
 
+def test_hcatalog_message_of_an_unreadable_log_event_still_goes_out() -> None:
+    """A log message that is not JSON, or holds odd field types, gives a body from what the log row says: the
+    relay publishes it and moves on (an exception here made it retry the same event forever)."""
+    from metastore.core.model import NotificationEvent
+    from metastore.notify.hcat import HCatMessages
+
+    hm = HCatMessages(server="thrift://h:9083")
+    odd = [NotificationEvent(1, 5, "ADD_PARTITION", "d", "t", "not json {"),
+           NotificationEvent(2, 5, "ADD_PARTITION", "d", "t", json.dumps({"db": "d", "table": "t", "partitions": 5})),
+           NotificationEvent(3, 5, "INSERT", "d", "t", json.dumps({"partKeyVals": [1], "files": 7})),
+           NotificationEvent(4, 5, "SOMETHING_NEWER", "d", None, "[1, 2]")]
+    bodies = [json.loads(hm.message(e).body) for e in odd]
+    assert [b["db"] for b in bodies] == ["d"] * 4 and [hm.message(e).topic for e in odd[:3]] == ["hcat.d.t"] * 3
+    assert bodies[0]["partitions"] == [] and bodies[1]["partitions"] == [] and bodies[1]["timestamp"] == 5
+    assert bodies[2]["partKeyVals"] == {} and bodies[2]["files"] == [] and "table" not in bodies[3]
+
+
 # ---- the embedded default: no broker, subscribers read the log ----------------------------------------
 
 @pytest.fixture(scope="module")
