@@ -17,7 +17,6 @@ import pytest
 from conftest import BACKENDS, ROOT, Client, Database, make_database, unique
 from notify_support import Collector, check_hcat_body, fail_changes_to, local_catalog, scripted_ddl_at, wait_for
 
-
 # ---- topics and patterns -------------------------------------------------------------------------------
 
 def test_topic_of_every_event_type() -> None:
@@ -305,8 +304,9 @@ def test_retention_ttl_consumers_and_hard_cap(store_catalog) -> None:  # type: i
 
 
 def test_events_missing_over_thrift(tmp_path: Path) -> None:
-    from conftest import Server
     from hive_metastore.ttypes import NotificationEventRequest
+
+    from conftest import Server
 
     url = f"sqlite:///{tmp_path / 'm.db'}"
     srv = Server(Database("sqlite", url), tmp_path).start()
@@ -314,7 +314,7 @@ def test_events_missing_over_thrift(tmp_path: Path) -> None:
         c = Client(srv.port)
         try:
             from hive_metastore.ttypes import Database as TDatabase
-            for i in range(3):
+            for _ in range(3):
                 c.create_database(TDatabase(name=unique("m"), description=None, locationUri=None, parameters={}))
             assert len(c.get_next_notification(NotificationEventRequest(lastEvent=0, maxEvents=10)).events) == 3
             local_catalog(tmp_path, url).clean_notifications(ttl=-1)
