@@ -136,9 +136,14 @@ def test_hcatalog_message_of_an_unreadable_log_event_still_goes_out() -> None:
     odd = [NotificationEvent(1, 5, "ADD_PARTITION", "d", "t", "not json {"),
            NotificationEvent(2, 5, "ADD_PARTITION", "d", "t", json.dumps({"db": "d", "table": "t", "partitions": 5})),
            NotificationEvent(3, 5, "INSERT", "d", "t", json.dumps({"partKeyVals": [1], "files": 7})),
-           NotificationEvent(4, 5, "SOMETHING_NEWER", "d", None, "[1, 2]")]
+           NotificationEvent(4, 5, "SOMETHING_NEWER", "d", None, "[1, 2]"),
+           NotificationEvent(5, 5, "DROP_PARTITION", "d", "t", '{"timestamp": 1e999, "tableObjJson": '
+                             '"{\\"9\\": {\\"map\\": [\\"str\\", \\"str\\", 1, '
+                             '{\\"hcat.msgbus.topic.name\\": 7}]}}"}')]
     bodies = [json.loads(hm.message(e).body) for e in odd]
-    assert [b["db"] for b in bodies] == ["d"] * 4 and [hm.message(e).topic for e in odd[:3]] == ["hcat.d.t"] * 3
+    assert [b["db"] for b in bodies] == ["d"] * 5 and bodies[4]["timestamp"] == 5
+    assert hm.message(odd[4]).topic == "hcat.d.t"  # a topic-name parameter that is not text is not a topic
+    assert [hm.message(e).topic for e in odd[:3]] == ["hcat.d.t"] * 3
     assert bodies[0]["partitions"] == [] and bodies[1]["partitions"] == [] and bodies[1]["timestamp"] == 5
     assert bodies[2]["partKeyVals"] == {} and bodies[2]["files"] == [] and "table" not in bodies[3]
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -152,7 +153,9 @@ class HCatMessages:
         m = read_event(e) if m is None else m
         raw = m.raw
         ts = raw.get("timestamp")
-        d: dict[str, Any] = {"timestamp": int(ts) if isinstance(ts, (int, float)) else int(e.eventTime),
+        # json reads 1e999 as inf, which int() refuses
+        stamp = int(ts) if isinstance(ts, (int, float)) and math.isfinite(ts) else int(e.eventTime)
+        d: dict[str, Any] = {"timestamp": stamp,
                              "eventType": e.eventType, "server": self.server, "servicePrincipal": self.principal,
                              "db": raw.get("db") or e.dbName}
         table = raw.get("table") or e.tableName  # the message's: ALTER_TABLE names the table before a rename

@@ -67,7 +67,7 @@ class TopicMapper:
 
     def table_topic(self, db: str, table: str, params: Mapping[str, str] | None = None) -> str:
         override = (params or {}).get(TOPIC_NAME_PARAM)
-        if override and override.strip():
+        if isinstance(override, str) and override.strip():  # params come from a message: any JSON value
             return override.strip()
         return f"{self.prefix}.{db.lower()}.{table.lower()}"
 
