@@ -24,7 +24,7 @@ redelivered event does not run a job twice. A job that raises is retried, after 
 other due work, until `max_attempts`, then left `failed` with its error. Jobs must overwrite their output
 partition (INSERT OVERWRITE ... PARTITION), so a re-run after a crash is harmless. A row left `running` by a
 crash is pending again at the next start, unless that attempt was its last: then it is `failed` ("the runner
-stopped during attempt N"), so a job that kills the process is not run again by every restart.
+stopped during this attempt (its last)"), so a job that kills the process is not run again by every restart.
 
 Partitions in the state file are named as Hive names them (core.names: `k1=v1/k2=v2`, keys lower-cased,
 keys and values escaped), so any value (`eu/west`, `a=b`, `50%`, non-ASCII) names one row and reads back as
@@ -34,9 +34,11 @@ under both rules, so most rows keep theirs).
 
 Messages are hostile (a broker delivers whatever was published): nothing a message carries can stop the
 runner. A trigger message that cannot be read (not JSON, partitions that are not key-value maps) is recorded
-in `seen` with its error and skipped; its readable partitions are still scheduled. Everything a job does, and
-everything between claiming a row and recording its outcome, is inside one try: a failure is the row's
-`last_error`, counted against `max_attempts`. Only the state file itself failing (disk full) stops the runner.
+in `seen` with its error (`rejected()` lists them) and skipped; its readable partitions are still scheduled.
+Everything a job does, and reading the row's partition name, is inside one try: a failure (an exception,
+SystemExit too) is the row's `last_error`, counted against `max_attempts`; a name no version can read fails
+its row at once. Only the state file itself failing (disk full), the subscription failing (events cleaned
+before they were read) or KeyboardInterrupt stops the runner.
 """
 
 from __future__ import annotations
