@@ -41,6 +41,7 @@ parsing. Nothing here imports a database library.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,7 @@ from typing import Any
 __all__ = [
     "ANY_MANY",
     "ANY_ONE",
+    "COMPARISONS",
     "And",
     "Between",
     "Compare",
@@ -61,10 +63,13 @@ __all__ = [
     "Not",
     "Or",
     "Wildcard",
+    "and3",
     "current_limits",
     "keys_of",
     "like_matcher",
     "like_pieces",
+    "not3",
+    "or3",
     "parse",
     "set_limits",
 ]
@@ -134,6 +139,38 @@ class Not:
 
 
 Node = Compare | Like | In | Between | And | Or | Not
+
+# ---------------------------------------------------------------------- meaning
+
+# The comparison of each operator of a Compare: the same functions compare Python values (catalogd's evaluation)
+# and build SQL expressions (the store's translation: SQLAlchemy columns overload the operators).
+COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+# SQL's three-valued logic, None standing for NULL (unknown): what an evaluation outside the database follows so
+# that it selects what the SQL would.
+def and3(values: list[bool | None]) -> bool | None:
+    if any(v is False for v in values):
+        return False
+    return None if any(v is None for v in values) else True
+
+
+def or3(values: list[bool | None]) -> bool | None:
+    if any(v is True for v in values):
+        return True
+    return None if any(v is None for v in values) else False
+
+
+def not3(value: bool | None) -> bool | None:
+    return None if value is None else not value
+
 
 # ---------------------------------------------------------------------- tokenizer
 
@@ -362,18 +399,18 @@ class _Parser:
         return node
 
     def _or(self) -> Node:
-        operands = [self._and()]
-        while self._is_keyword("OR"):
-            self._next()
-            operands.append(self._and())
-        return operands[0] if len(operands) == 1 else Or(tuple(operands))
+        return self._joined("OR", self._and, Or)
 
     def _and(self) -> Node:
-        operands = [self._not()]
-        while self._is_keyword("AND"):
+        return self._joined("AND", self._not, And)
+
+    def _joined(self, keyword: str, operand: Callable[[], Node], node: type[And] | type[Or]) -> Node:
+        """Operands joined by `keyword`, flat (a OR b OR c is one Or); a single one is itself."""
+        operands = [operand()]
+        while self._is_keyword(keyword):
             self._next()
-            operands.append(self._not())
-        return operands[0] if len(operands) == 1 else And(tuple(operands))
+            operands.append(operand())
+        return operands[0] if len(operands) == 1 else node(tuple(operands))
 
     def _parenthesized_key(self) -> bool:
         """At '(' key ')': Hive's IN form, `(key) IN (...)`, which Spark sends; the key is no group."""
