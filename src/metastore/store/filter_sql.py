@@ -10,7 +10,6 @@ partition_names, count_partitions). Translation is bounded: more comparisons tha
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import reduce
@@ -26,6 +25,7 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from ..core.filters import (
     ANY_MANY,
     ANY_ONE,
+    COMPARISONS,
     And,
     Between,
     Compare,
@@ -56,14 +56,7 @@ class KeyColumn:
     integral: bool = False
 
 
-_SQL_OPS: dict[str, Callable[[Any, Any], ColumnElement[bool]]] = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
+_SQL_OPS: dict[str, Callable[[Any, Any], ColumnElement[bool]]] = COMPARISONS
 
 # Longest digit string that is cast; NUMERIC(65, 0) is the widest DECIMAL MariaDB has.
 _MAX_DIGITS = 65
@@ -307,30 +300,26 @@ def to_sql(node: Node, columns: Mapping[str, KeyColumn], limits: FilterLimits | 
 _LIKE_ESCAPE = "!"
 
 
-def _like_pattern(pieces: list[str | Wildcard]) -> str:
+def _pattern(pieces: list[str | Wildcard], one: str, many: str, quote: Callable[[str], str]) -> str:
+    """The pattern of a dialect: its two wildcards for ANY_ONE and ANY_MANY, every literal piece through quote."""
     out = []
     for p in pieces:
         if p is ANY_ONE:
-            out.append("_")
+            out.append(one)
         elif p is ANY_MANY:
-            out.append("%")
+            out.append(many)
         else:
             assert isinstance(p, str)
-            out.append(_LIKE_ESCAPE + p if p in ("%", "_", _LIKE_ESCAPE) else p)
+            out.append(quote(p))
     return "".join(out)
+
+
+def _like_pattern(pieces: list[str | Wildcard]) -> str:
+    return _pattern(pieces, "_", "%", lambda p: _LIKE_ESCAPE + p if p in ("%", "_", _LIKE_ESCAPE) else p)
 
 
 def _glob_pattern(pieces: list[str | Wildcard]) -> str:
-    out = []
-    for p in pieces:
-        if p is ANY_ONE:
-            out.append("?")
-        elif p is ANY_MANY:
-            out.append("*")
-        else:
-            assert isinstance(p, str)
-            out.append(f"[{p}]" if p in ("*", "?", "[") else p)
-    return "".join(out)
+    return _pattern(pieces, "?", "*", lambda p: f"[{p}]" if p in ("*", "?", "[") else p)
 
 
 class _PatternMatch(FunctionElement[bool]):

@@ -208,24 +208,21 @@ def _stats_columns() -> list[sa.Column[Any]]:
     ]
 
 
-tab_col_stats = sa.Table(
-    "TAB_COL_STATS", metadata,
-    _id("CS_ID"),
-    _fk("TBL_ID", "TBLS.TBL_ID"),
-    *_stats_columns(),
-    sa.Index("UQ_TAB_COL_STATS_COL", "TBL_ID", "COLUMN_NAME", "ENGINE", unique=True,
-             mysql_length={"COLUMN_NAME": 600}, mariadb_length={"COLUMN_NAME": 600}),
-    **_MYSQL,
-)
-part_col_stats = sa.Table(
-    "PART_COL_STATS", metadata,
-    _id("CS_ID"),
-    _fk("PART_ID", "PARTITIONS.PART_ID"),
-    *_stats_columns(),
-    sa.Index("UQ_PART_COL_STATS_COL", "PART_ID", "COLUMN_NAME", "ENGINE", unique=True,
-             mysql_length={"COLUMN_NAME": 600}, mariadb_length={"COLUMN_NAME": 600}),
-    **_MYSQL,
-)
+def _stats_table(name: str, owner: str, owner_table: str) -> sa.Table:
+    """A column statistics table: one row per (owner, column, engine)."""
+    return sa.Table(
+        name, metadata,
+        _id("CS_ID"),
+        _fk(owner, f"{owner_table}.{owner}"),
+        *_stats_columns(),
+        sa.Index(f"UQ_{name}_COL", owner, "COLUMN_NAME", "ENGINE", unique=True,
+                 mysql_length={"COLUMN_NAME": 600}, mariadb_length={"COLUMN_NAME": 600}),
+        **_MYSQL,
+    )
+
+
+tab_col_stats = _stats_table("TAB_COL_STATS", "TBL_ID", "TBLS")
+part_col_stats = _stats_table("PART_COL_STATS", "PART_ID", "PARTITIONS")
 
 notification_log = sa.Table(
     "NOTIFICATION_LOG", metadata,

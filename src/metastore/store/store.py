@@ -20,7 +20,7 @@ import json
 import threading
 from collections import defaultdict, namedtuple
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from operator import itemgetter
 from typing import Any, NamedTuple, cast
 
@@ -306,38 +306,34 @@ class Store:
             self._on_events = (*self._on_events, callback)
 
     @contextmanager
-    def read(self) -> Iterator[Tx]:
-        """A read transaction; errors of the database come out as core errors (see _store_error)."""
-        started = False
-        try:
-            with self._connection() as conn, conn.begin():
-                tx = Tx(conn, self.dialect)
-                try:
-                    started = True
-                    yield tx
-                finally:
-                    tx.close()
-        except sa.exc.SQLAlchemyError as e:
-            raise _store_error(e, started) from e
-
-    @contextmanager
-    def write(self) -> Iterator[Tx]:
-        """A write transaction, serialized with every other writer on the database (see the module docstring);
-        errors of the database come out as core errors (see _store_error)."""
+    def _transaction(self, write: bool) -> Iterator[Tx]:
         started = False
         try:
             with self._connection() as conn:
-                conn.info["write"] = True  # consumed by the SQLite begin hook
+                if write:
+                    conn.info["write"] = True  # consumed by the SQLite begin hook
                 with conn.begin():
                     tx = Tx(conn, self.dialect)
                     try:
-                        tx.lock_sequence()
+                        if write:
+                            tx.lock_sequence()
                         started = True
                         yield tx
                     finally:
                         tx.close()
         except sa.exc.SQLAlchemyError as e:
             raise _store_error(e, started) from e
+
+    def read(self) -> AbstractContextManager[Tx]:
+        """A read transaction; errors of the database come out as core errors (see _store_error)."""
+        return self._transaction(write=False)
+
+    @contextmanager
+    def write(self) -> Iterator[Tx]:
+        """A write transaction, serialized with every other writer on the database (see the module docstring);
+        errors of the database come out as core errors (see _store_error)."""
+        with self._transaction(write=True) as tx:
+            yield tx
         if tx.events_written:
             for callback in self._on_events:
                 callback()
