@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core import messages as ev
 from ..core import model as m
@@ -39,6 +39,7 @@ from .locks import Locks
 from .warehouse import DirBatch, EarlyRmdir, Warehouse
 
 log = logging.getLogger(__name__)
+_R = TypeVar("_R")
 
 DDL_TIME = "transient_lastDdlTime"
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
@@ -728,23 +729,22 @@ class Catalog:
             raise MetaError(f"Specified key <{sorted(missing)[0]}> is not a partitioning key for the table")
         return node
 
-    def get_partitions_by_filter(self, db: str, table: str, text: str | None, max_parts: int = -1) -> list[m.Partition]:
+    def _by_filter(self, db: str, table: str, text: str | None,
+                   read: Callable[[Tx, m.Table, Node | None], _R]) -> _R:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
             node = self._filter(t, text)
             try:
-                return tx.partitions(t, filter=node, limit=max_parts)
-            except FilterError as e:
+                return read(tx, t, node)
+            except FilterError as e:  # the store's limits on the translated filter
                 raise MetaError(str(e)) from e
 
+    def get_partitions_by_filter(self, db: str, table: str, text: str | None, max_parts: int = -1) -> list[m.Partition]:
+        return self._by_filter(db, table, text, lambda tx, t, node: tx.partitions(t, filter=node, limit=max_parts))
+
     def get_partition_names_by_filter(self, db: str, table: str, text: str | None, max_parts: int = -1) -> list[str]:
-        with self._read() as tx:
-            t = self._table_or_nso(tx, db, table)
-            node = self._filter(t, text)
-            try:
-                return tx.partition_names(t, filter=node, limit=max_parts)
-            except FilterError as e:
-                raise MetaError(str(e)) from e
+        return self._by_filter(db, table, text,
+                               lambda tx, t, node: tx.partition_names(t, filter=node, limit=max_parts))
 
     def table_version(self, db: str, name: str) -> tuple[int, int] | None:
         """(id, version) of a table; the version changes with every change to it or its partitions."""
@@ -929,22 +929,14 @@ class Catalog:
 
     def drop_function(self, db: str, name: str) -> None:
         with self._write() as tx:
-            found = tx.get_functions(db.lower(), name.lower())
-            if not found:
-                raise NoSuchObject(f"Function {name} does not exist")
-            fn = found[0]
-            tx.delete_function(_function_id(tx, _db_id(tx, fn.dbName), fn.functionName))
+            fn = _delete_function(tx, db, name, NoSuchObject(f"Function {name} does not exist"))
             self._event(tx, EventType.DROP_FUNCTION, fn.dbName, None, self.msg.drop_function(fn))
 
     def alter_function(self, db: str, name: str, new: m.Function) -> None:
         if not valid_name(new.functionName):
             raise InvalidOperation(f"{new.functionName} is not a valid object name")
         with self._write() as tx:
-            found = tx.get_functions(db.lower(), name.lower())
-            if not found:
-                raise MetaError(f"function {name} doesn't exist")
-            old = found[0]
-            tx.delete_function(_function_id(tx, _db_id(tx, old.dbName), old.functionName))
+            _delete_function(tx, db, name, MetaError(f"function {name} doesn't exist"))
             new = replace(new, functionName=new.functionName.lower(), dbName=(new.dbName or db).lower())
             db_id = tx.db_id(new.dbName)
             if db_id is None:
@@ -1208,6 +1200,16 @@ def _function_id(tx: Tx, db_id: int, name: str) -> int:
     fid = tx.function_id(db_id, name)
     assert fid is not None, "a function read in this transaction"
     return fid
+
+
+def _delete_function(tx: Tx, db: str, name: str, missing: CatalogError) -> m.Function:
+    """Delete a function and return what it was; raise `missing` (Hive words it per call) when there is none."""
+    found = tx.get_functions(db.lower(), name.lower())
+    if not found:
+        raise missing
+    fn = found[0]
+    tx.delete_function(_function_id(tx, _db_id(tx, fn.dbName), fn.functionName))
+    return fn
 
 
 def _check_events_kept(tx: Tx, last_event: int, events: list[m.NotificationEvent]) -> None:

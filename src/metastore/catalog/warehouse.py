@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..core.errors import MetaError
 from .locations import LocationPolicy, local_path
@@ -47,6 +47,18 @@ while True:
             err = e.errno or 1
         os.write(1, err.to_bytes(2, "big"))
 """
+
+
+
+def remove_quietly(remove: Callable[[str], object], path: str, shown: str | None = None) -> None:
+    """A best-effort removal of what nothing points to: a path gone already is fine; another failure is logged
+    (as `shown`, or the path), never raised, as the change it follows has committed or been abandoned."""
+    try:
+        remove(path)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        log.warning("could not delete %s: %s", shown or path, e)
 
 
 class DirBatch:
@@ -80,12 +92,7 @@ class DirBatch:
         except MetaError:
             pass
         for root in self._roots:
-            try:
-                shutil.rmtree(root)
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                log.warning("could not delete %s: %s", root, e)
+            remove_quietly(shutil.rmtree, root)
 
 
 class EarlyRmdir:

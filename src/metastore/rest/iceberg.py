@@ -59,6 +59,7 @@ from pyiceberg.table.update import (
 from ..catalog.locations import is_under, local_path, normalize
 from ..catalog.locks import ACQUIRED, EXCLUSIVE, TABLE, Component
 from ..catalog.service import Catalog
+from ..catalog.warehouse import remove_quietly
 from ..core import model as m
 from ..core.errors import AlreadyExists, CatalogError, InvalidObject, InvalidOperation, MetaError, NoSuchObject
 from ..core.names import valid_name
@@ -576,12 +577,7 @@ class IcebergCatalog:
         path = local_path(location)
         if path is None:
             return
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        except OSError as e:
-            log.warning("could not delete the unused metadata file %s: %s", location, e)
+        remove_quietly(os.unlink, path, f"the unused metadata file {location}")
         for d in made:
             try:
                 os.rmdir(d)
