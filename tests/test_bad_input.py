@@ -28,10 +28,9 @@ from hive_metastore.ttypes import (
     MetaException,
     NoSuchObjectException,
     Partition,
-    SerDeInfo,
-    StorageDescriptor,
     Table,
 )
+from test_thrift_api import sd
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TTransport
@@ -39,16 +38,6 @@ from thrift.transport import TTransport
 from conftest import Client, unique
 
 LONG = "a" * 129
-
-
-def sd(cols=(("a", "int"), ("b", "string"))) -> StorageDescriptor:
-    return StorageDescriptor(
-        cols=[FieldSchema(n, t, None) for n, t in cols], location=None,
-        inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-        serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
-                            parameters={"serialization.format": "1"}),
-        compressed=False, numBuckets=-1, bucketCols=[], sortCols=[], parameters={})
 
 
 def table(db: str, name: str, cols=(("a", "int"), ("b", "string")), keys=(("ds", "string"), ("h", "int"))) -> Table:

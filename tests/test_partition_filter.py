@@ -6,7 +6,6 @@ small pure-Python evaluator of the same AST (three-valued logic, like SQL).
 
 from __future__ import annotations
 
-import operator
 import os
 import random
 import re
@@ -21,6 +20,7 @@ from hypothesis import strategies as st
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from metastore.core.filters import (
+    COMPARISONS,
     MAX_DEPTH,
     And,
     Between,
@@ -31,7 +31,10 @@ from metastore.core.filters import (
     Node,
     Not,
     Or,
+    and3,
     keys_of,
+    not3,
+    or3,
     parse,
 )
 from metastore.store.filter_sql import KeyColumn, to_sql
@@ -248,22 +251,6 @@ def test_unsupported_like_patterns(pattern: str) -> None:
 # ------------------------------------------------------ python reference model
 
 
-def _and3(values: list[bool | None]) -> bool | None:
-    if any(v is False for v in values):
-        return False
-    return None if any(v is None for v in values) else True
-
-
-def _or3(values: list[bool | None]) -> bool | None:
-    if any(v is True for v in values):
-        return True
-    return None if any(v is None for v in values) else False
-
-
-def _not3(value: bool | None) -> bool | None:
-    return None if value is None else not value
-
-
 def _as_int(value: str) -> int | None:
     # Mirrors the SQL guard: optional '-', 1..65 ASCII digits.
     if re.fullmatch(r"-?[0-9]{1,65}", value) is None:
@@ -271,18 +258,8 @@ def _as_int(value: str) -> int | None:
     return int(value)
 
 
-_PY_OPS = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-
-
 def _cmp(op: str, left: Any, right: Any) -> bool:
-    return bool(_PY_OPS[op](left, right))
+    return bool(COMPARISONS[op](left, right))
 
 
 def evaluate(node: Node, row: Mapping[str, str], integral: Mapping[str, bool]) -> bool | None:
@@ -301,17 +278,17 @@ def evaluate(node: Node, row: Mapping[str, str], integral: Mapping[str, bool]) -
         # Hive: Java regex, whole-value match; '.' matches any character here.
         return re.fullmatch(node.pattern, row[node.key], re.DOTALL) is not None
     if isinstance(node, In):
-        result = _or3([compare(node.key, "=", v) for v in node.values])
-        return _not3(result) if node.negated else result
+        result = or3([compare(node.key, "=", v) for v in node.values])
+        return not3(result) if node.negated else result
     if isinstance(node, Between):
-        result = _and3([compare(node.key, ">=", node.low), compare(node.key, "<=", node.high)])
-        return _not3(result) if node.negated else result
+        result = and3([compare(node.key, ">=", node.low), compare(node.key, "<=", node.high)])
+        return not3(result) if node.negated else result
     if isinstance(node, And):
-        return _and3([evaluate(n, row, integral) for n in node.operands])
+        return and3([evaluate(n, row, integral) for n in node.operands])
     if isinstance(node, Or):
-        return _or3([evaluate(n, row, integral) for n in node.operands])
+        return or3([evaluate(n, row, integral) for n in node.operands])
     if isinstance(node, Not):
-        return _not3(evaluate(node.operand, row, integral))
+        return not3(evaluate(node.operand, row, integral))
     raise TypeError(node)
 
 

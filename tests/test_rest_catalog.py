@@ -28,6 +28,7 @@ from hive_metastore.ttypes import (  # noqa: E402
     ShowLocksRequest,
     UnlockRequest,
 )
+from pyiceberg.catalog import Catalog  # noqa: E402
 from pyiceberg.catalog.hive import HiveCatalog  # noqa: E402
 from pyiceberg.catalog.rest import RestCatalog  # noqa: E402
 from pyiceberg.exceptions import (  # noqa: E402
@@ -39,6 +40,7 @@ from pyiceberg.exceptions import (  # noqa: E402
     TableAlreadyExistsError,
 )
 from pyiceberg.schema import Schema  # noqa: E402
+from pyiceberg.table import Table  # noqa: E402
 from pyiceberg.types import LongType, NestedField, StringType  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
@@ -131,13 +133,20 @@ def test_table_life_cycle(rest: RestCatalog, thrift: Client) -> None:
     assert (ns,) not in rest.list_namespaces()
 
 
+def made_in_one_loaded_in_other(maker: Catalog, loader: Catalog, first: pa.Table) -> tuple[str, Table, Table]:
+    """A table made through `maker` with the rows `first`, loaded through `loader`: (namespace, made, loaded),
+    both at the same metadata."""
+    ns = unique("made")
+    maker.create_namespace(ns)
+    made = maker.create_table(f"{ns}.t", schema=SCHEMA)
+    made.append(first)
+    loaded = loader.load_table(f"{ns}.t")
+    assert loaded.metadata_location == made.metadata_location
+    return ns, made, loaded
+
+
 def test_rest_table_through_hive_catalog(rest: RestCatalog, hive: HiveCatalog) -> None:
-    ns = unique("rest")
-    rest.create_namespace(ns)
-    t = rest.create_table(f"{ns}.t", schema=SCHEMA)
-    t.append(rows(2))
-    h = hive.load_table(f"{ns}.t")
-    assert h.metadata_location == t.metadata_location
+    ns, t, h = made_in_one_loaded_in_other(rest, hive, rows(2))
     assert sorted(h.scan().to_arrow().column("id").to_pylist()) == [0, 1]
     h.append(rows(1, 10))  # a commit through the lock path, read back through REST
     t = rest.load_table(f"{ns}.t")
@@ -147,12 +156,7 @@ def test_rest_table_through_hive_catalog(rest: RestCatalog, hive: HiveCatalog) -
 
 
 def test_hive_table_through_rest_catalog(rest: RestCatalog, hive: HiveCatalog) -> None:
-    ns = unique("hive")
-    hive.create_namespace(ns)
-    h = hive.create_table(f"{ns}.t", schema=SCHEMA)
-    h.append(rows(1))
-    t = rest.load_table(f"{ns}.t")
-    assert t.metadata_location == h.metadata_location
+    ns, h, t = made_in_one_loaded_in_other(hive, rest, rows(1))
     t.append(rows(2, 5))
     with t.update_schema() as u:
         u.add_column("extra", LongType())

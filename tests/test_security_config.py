@@ -65,18 +65,12 @@ def _hive_site(path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def server(database: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The server of this module, with its hive-site.xml (conftest's `client` fixture connects to it)."""
     work = tmp_path_factory.mktemp("server")
     site = _hive_site(work / "hive-site.xml")
     srv = Server(database, work, "--no-rest", env={"METASTORE_CONFIG": str(site)}).start()
     yield srv
     srv.stop()
-
-
-@pytest.fixture
-def client(server: Server) -> Iterator[Client]:
-    c = Client(server.port)
-    yield c
-    c.close()
 
 
 def _outcome(fn: Any, *args: Any) -> tuple[str, str]:

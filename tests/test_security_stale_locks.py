@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,36 @@ def wait_for(predicate: Any, what: str, timeout: float = 30) -> None:
         time.sleep(0.05)
 
 
+@dataclass
+class WaitingCommit:
+    """A REST commit (in `thread`, its answer or error into `out`) waiting for the table lock `held` that a
+    Thrift client of another connection holds."""
+    ns: str
+    name: str
+    held: int
+    client: Client
+    thread: threading.Thread
+    out: list[Any]
+
+
+def commit_waiting_for_a_lock(committer: Server, holder: Server) -> WaitingCommit:
+    """A new table; a Thrift client of `holder` takes its lock, then a REST commit through `committer` asks for
+    it and waits (returned once its lock request is in the store)."""
+    ns, name = make_table(committer)
+    c = Client(holder.port)
+    held = hold_table_lock(c, ns, name)
+    th, out = commit_in_background(committer, ns, name, "x")
+    wait_for(lambda: len(rest_locks(c, ns)) == 1, "the commit never asked for the table lock")
+    return WaitingCommit(ns, name, held, c, th, out)
+
+
+def assert_commits_at_once(srv: Server, ns: str, name: str) -> None:
+    t0 = time.monotonic()
+    r = commit(srv, ns, name, "after", timeout=30)
+    assert r.status_code == 200, r.text
+    assert time.monotonic() - t0 < 60
+
+
 @pytest.fixture
 def servers(fresh_database: Database, tmp_path: Path) -> Iterator[list[Server]]:
     """Two servers on one fresh database, one warehouse, transaction timeout 300 s (the test starts them)."""
@@ -125,17 +156,13 @@ def servers(fresh_database: Database, tmp_path: Path) -> Iterator[list[Server]]:
 def killed_while_waiting(a: Server, b: Server) -> tuple[str, str, int, Client]:
     """A's REST commit waits for a table lock that a Thrift client of B holds; A is killed -9 meanwhile, so
     its waiting lock stays in the store. (The table lock, the client and the names are returned.)"""
-    ns, name = make_table(a)
-    cb = Client(b.port)
-    held = hold_table_lock(cb, ns, name)
-    th, out = commit_in_background(a, ns, name, "from-a")
-    wait_for(lambda: len(rest_locks(cb, ns)) == 1, "A's commit never asked for the table lock")
-    assert rest_locks(cb, ns)[0].state == LockState.WAITING
+    w = commit_waiting_for_a_lock(a, b)
+    assert rest_locks(w.client, w.ns)[0].state == LockState.WAITING
     a.kill()
-    th.join(30)
-    assert out and isinstance(out[0], requests.RequestException)
-    assert stored_rest_locks(b.db, ns) == 1  # the leftover
-    return ns, name, held, cb
+    w.thread.join(30)
+    assert w.out and isinstance(w.out[0], requests.RequestException)
+    assert stored_rest_locks(b.db, w.ns) == 1  # the leftover
+    return w.ns, w.name, w.held, w.client
 
 
 def test_restarted_server_releases_its_dead_lock(servers: list[Server]) -> None:
@@ -315,28 +342,22 @@ def test_killed_holder_with_the_lock_granted(fresh_database: Database, tmp_path:
     srv = Server(fresh_database, tmp_path, env=LONG).start()
     engine = sa.create_engine(fresh_database.url)
     try:
-        ns, name = make_table(srv)
-        c = Client(srv.port)
-        held = hold_table_lock(c, ns, name)
-        th, out = commit_in_background(srv, ns, name, "x")
-        wait_for(lambda: len(rest_locks(c, ns)) == 1, "the commit never asked for the table lock")
+        w = commit_waiting_for_a_lock(srv, srv)
+        ns, name, c = w.ns, w.name, w.client
         with engine.connect() as conn:
             tbls = sa.table("TBLS", sa.column("TBL_ID"), sa.column("TBL_NAME"))
             with conn.begin():
                 # the swap updates this row; taking and granting the table lock does not touch it
                 conn.execute(sa.select(tbls.c.TBL_ID).where(tbls.c.TBL_NAME == name).with_for_update())
-                c.unlock(UnlockRequest(lockid=held))
+                c.unlock(UnlockRequest(lockid=w.held))
                 c.close()  # a server call now would wait for the swap's store transaction
                 wait_for(lambda: stored_states(fresh_database, ns) == ["a"], "the commit never got the table lock")
                 time.sleep(0.5)  # into the swap, waiting for the row
                 srv.kill()
-        th.join(30)
+        w.thread.join(30)
         assert stored_rest_locks(fresh_database, ns) == 1
         srv.start()
-        t0 = time.monotonic()
-        r = commit(srv, ns, name, "after", timeout=30)
-        assert r.status_code == 200, r.text
-        assert time.monotonic() - t0 < 60
+        assert_commits_at_once(srv, ns, name)
     finally:
         engine.dispose()
         srv.stop()
@@ -347,24 +368,18 @@ def test_killed_worker_of_a_multi_worker_server(fresh_database: Database, tmp_pa
     the worker's lock is released and the next commit succeeds at once, while the server keeps running."""
     srv = Server(fresh_database, tmp_path, "--workers", "2", env=LONG).start()
     try:
-        ns, name = make_table(srv)
-        c = Client(srv.port)
-        held = hold_table_lock(c, ns, name)
-        th, out = commit_in_background(srv, ns, name, "x")
-        wait_for(lambda: len(rest_locks(c, ns)) == 1, "the commit never asked for the table lock")
+        w = commit_waiting_for_a_lock(srv, srv)
+        ns, c = w.ns, w.client
         worker = int(rest_locks(c, ns)[0].agentInfo.rsplit(" ", 2)[1])  # "... [holder <machine> <pid> <start>]"
         assert worker != srv.proc.pid  # a child, not the supervisor
         os.kill(worker, 9)
-        th.join(30)
-        assert out and isinstance(out[0], requests.RequestException)
+        w.thread.join(30)
+        assert w.out and isinstance(w.out[0], requests.RequestException)
         c.close()  # its connection may have been served by the killed worker too
         c = Client(srv.port)
-        c.unlock(UnlockRequest(lockid=held))
+        c.unlock(UnlockRequest(lockid=w.held))
         c.close()
-        t0 = time.monotonic()
-        r = commit(srv, ns, name, "after", timeout=30)
-        assert r.status_code == 200, r.text
-        assert time.monotonic() - t0 < 60
+        assert_commits_at_once(srv, ns, w.name)
         assert srv.alive()
         c = Client(srv.port)
         assert rest_locks(c, ns) == []
