@@ -45,8 +45,8 @@ def _connect(srv: ThriftServer) -> socket.socket:
 
 def _wait_connections(srv: ThriftServer, n: int) -> None:
     deadline = time.monotonic() + 10
-    while srv._connections != n:
-        assert time.monotonic() < deadline, f"{srv._connections} connections, expected {n}"
+    while srv.slots.open != n:
+        assert time.monotonic() < deadline, f"{srv.slots.open} connections, expected {n}"
         time.sleep(0.001)
 
 

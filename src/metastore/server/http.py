@@ -25,12 +25,12 @@ import io
 import json
 import logging
 import socket
-import threading
 import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, ClassVar
 
+from .slots import ConnectionSlots
 from .workers import AcceptErrors, Burst, FrontLimits, hung_up
 
 if TYPE_CHECKING:
@@ -328,11 +328,14 @@ class BoundedHTTPServer(ThreadingHTTPServer):
         super().__init__(address, handler, bind_and_activate)
         self.limits = limits
         self.name = name
-        self.connections = 0
-        self._lock = threading.Lock()
+        self.slots = ConnectionSlots(limits, Burst(f"{name}: connection refused"))
         self._refusal = refusal(handler)
-        self._refused = Burst(f"{name}: connection refused")
         self._accept_errors = AcceptErrors(name)
+
+    @property
+    def connections(self) -> int:
+        """Open now: counted from accept to the end of their thread."""
+        return self.slots.open
 
     def get_request(self) -> tuple[socket.socket, tuple[str, int]]:
         try:
@@ -344,35 +347,27 @@ class BoundedHTTPServer(ThreadingHTTPServer):
     def verify_request(self, request: socket.socket, client_address: tuple[str, int]) -> bool:  # type: ignore[override]
         if hung_up(request):
             return False
-        with self._lock:
-            full = self.connections >= self.limits.max_connections
-            if not full:
-                self.connections += 1
-        if full:
-            self._refused.note(f"{self.limits.max_connections} connections open (max_connections)")
-            try:
-                request.setblocking(False)  # the answer fits the socket's buffer; the accept loop never waits
-                request.send(self._refusal)
-            except OSError:
-                pass
-        return not full
+        if self.slots.take():
+            return True
+        try:
+            request.setblocking(False)  # the answer fits the socket's buffer; the accept loop never waits
+            request.send(self._refusal)
+        except OSError:
+            pass
+        return False
 
     def process_request(self, request: socket.socket, client_address: tuple[str, int]) -> None:  # type: ignore[override]
         try:
             super().process_request(request, client_address)
         except BaseException:  # no thread started: socketserver closes the connection
-            self._left()
+            self.slots.give_back()
             raise
 
     def process_request_thread(self, request: socket.socket, client_address: tuple[str, int]) -> None:  # type: ignore[override]
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._left()
-
-    def _left(self) -> None:
-        with self._lock:
-            self.connections -= 1
+            self.slots.give_back()
 
     def handle_error(self, request: object, client_address: object) -> None:
         log.debug("%s connection %s failed", self.name, client_address, exc_info=True)

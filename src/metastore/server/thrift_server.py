@@ -31,6 +31,7 @@ from thriftpy2.transport import TMemoryBuffer, TTransportException
 from thriftpy2.transport.buffered import TCyBufferedTransport
 
 from ..thrift import hms
+from .slots import ConnectionSlots
 from .workers import AcceptErrors, Burst, FrontLimits, hung_up
 
 log = logging.getLogger(__name__)
@@ -327,7 +328,7 @@ class _Connection:
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _timeval(self.idle))
             self.waiting = self.idle
         poll_s = server.poll_s
-        if poll_s > 0 and server._connections == 1:
+        if poll_s > 0 and server.slots.open == 1:
             clock, nonblocking = time.perf_counter, socket.MSG_DONTWAIT
             deadline = clock() + poll_s
             while True:
@@ -335,7 +336,7 @@ class _Connection:
                     return conn.recv(n, nonblocking)
                 except BlockingIOError:
                     pass
-                if server._connections != 1 or clock() > deadline:
+                if server.slots.open != 1 or clock() > deadline:
                     break
         try:
             return conn.recv(n)
@@ -377,9 +378,9 @@ class ThriftServer:
         self._sock: socket.socket | None = None
         self._closed = threading.Event()
         self.poll_s = POLL_BEFORE_BLOCK_S
-        self._connections = 0  # open in this process: counted when accepted, until their thread ends
-        self._connections_lock = threading.Lock()
         self._refused = Burst("thrift: connection refused")
+        # open in this process: counted when accepted, until their thread ends
+        self.slots = ConnectionSlots(self.limits, self._refused)
 
     def bind(self) -> int:
         """Bind and listen; returns the port (useful with port 0)."""
@@ -420,12 +421,7 @@ class ThriftServer:
         if hung_up(conn):
             conn.close()
             return
-        with self._connections_lock:
-            full = self._connections >= self.limits.max_connections
-            if not full:
-                self._connections += 1
-        if full:
-            self._refused.note(f"{self.limits.max_connections} connections open (max_connections)")
+        if not self.slots.take():
             conn.close()
             return
         try:
@@ -434,13 +430,9 @@ class ThriftServer:
             threading.Thread(target=self._serve_connection, args=(conn, addr), daemon=True,
                              name=f"thrift-{addr[1] if isinstance(addr, tuple) else addr}").start()
         except BaseException:
-            self._left()
+            self.slots.give_back()
             conn.close()
             raise
-
-    def _left(self) -> None:
-        with self._connections_lock:
-            self._connections -= 1
 
     def close(self) -> None:
         self._closed.set()
@@ -475,7 +467,7 @@ class ThriftServer:
         except Exception as e:  # a failure while decoding a checked message: drop this connection, keep the server
             log.info("connection %s closed after a malformed message: %s: %s", addr, type(e).__name__, e)
         finally:
-            self._left()
+            self.slots.give_back()
             try:
                 conn.close()
             except OSError:
