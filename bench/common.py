@@ -23,6 +23,11 @@ from xml.sax.saxutils import escape as xml_escape
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
+if str(ROOT / "src") not in sys.path:  # the benchmarks run the package of this checkout
+    sys.path.insert(0, str(ROOT / "src"))
+
+from metastore.procs import wait_listening  # noqa: E402
+
 REFERENCE_SCRIPTS = Path(os.environ.get("REFERENCE_HMS_DIR", ROOT.parent / "shared" / "reference-hms"))
 
 
@@ -48,14 +53,6 @@ def port_free(port: int) -> bool:
     return True
 
 
-def port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
 def tail(path: Path, n: int = 3000) -> str:
     try:
         return path.read_text(errors="replace")[-n:]
@@ -64,14 +61,7 @@ def tail(path: Path, n: int = 3000) -> str:
 
 
 def wait_port(port: int, proc: subprocess.Popen[bytes] | None, timeout: float, what: str, logfile: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode}:\n{tail(logfile)}")
-        if port_open(port):
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on {port} in {timeout:.0f} s:\n{tail(logfile)}")
+    wait_listening(port, proc, timeout, what, lambda: tail(logfile))
 
 
 def stop_process(proc: subprocess.Popen[Any] | None, timeout: float = 15) -> None:

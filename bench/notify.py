@@ -40,9 +40,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, Serve, port_open, stop_process, write_results
+from common import ROOT, Serve, stop_process, write_results
 
 sys.path.insert(0, str(ROOT / "src"))
+
+from metastore.procs import port_open  # noqa: E402
 
 BROKERS = {"activemq": "activemq://127.0.0.1:61613", "rabbitmq": "amqp://guest:guest@127.0.0.1:5672/%2F"}
 

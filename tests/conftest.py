@@ -10,7 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +17,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+
+from metastore.procs import wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_ADMIN = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
@@ -114,16 +115,8 @@ class Server:
                                      env=dict(os.environ, **(self.env or {})))
         if self.command != "serve":
             return self
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"metastore exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return self
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"metastore did not listen on {self.port}:\n{self.log.read_text()[-3000:]}")
+        wait_listening(self.port, self.proc, timeout, "metastore", lambda: self.log.read_text()[-3000:])
+        return self
 
     def kill(self) -> None:
         if self.proc and self.proc.poll() is None:

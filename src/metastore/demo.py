@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from .procs import wait_listening
 from .thrift.client import MetastoreClient
 
 DB = "metastore_demo"
@@ -119,16 +120,7 @@ class MetastoreProcess:
                "--data-dir", self.data_dir, *self.extra]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"metastore exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"metastore did not listen on port {self.port} in {timeout:.0f} s:\n{self.log_tail()}")
+        wait_listening(self.port, self.proc, timeout, "metastore", self.log_tail)
 
     def log_tail(self, n: int = 3000) -> str:
         try:
