@@ -1,10 +1,10 @@
-"""Hive's partition filter evaluated on cached partitions, with the metastore's semantics (partition_filter.py's
-to_sql): integer literals on integral keys compare as numbers (a value that is no integer is unknown), all
-else as strings; NOT/AND/OR in three-valued logic; LIKE is a Java regex matching the whole value."""
+"""Hive's partition filter evaluated on cached partitions, with the metastore's semantics (the store's SQL
+translation of the same core.filters AST): integer literals on integral keys compare as numbers (a value that is
+no integer is unknown), all else as strings; NOT/AND/OR in SQL's three-valued logic (core.filters' and3/or3/not3);
+LIKE as the metastore's LIKE means it (core.filters.like_matcher), never through re on the client's pattern."""
 
 from __future__ import annotations
 
-import operator
 import re
 from typing import Any
 
@@ -12,8 +12,6 @@ from ..core import filters as pf
 
 INTEGRAL = {"tinyint", "smallint", "int", "integer", "bigint"}
 _INT = re.compile(r"-?[0-9]{1,65}")
-_OPS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
-        ">=": operator.ge}
 
 
 class FilterEval:
@@ -33,8 +31,8 @@ class FilterEval:
         if isinstance(lit, int) and key.lower() in self.integral:
             if not _INT.fullmatch(v):
                 return None
-            return _OPS[op](int(v), lit)
-        return _OPS[op](v, str(lit))
+            return pf.COMPARISONS[op](int(v), lit)
+        return pf.COMPARISONS[op](v, str(lit))
 
     def _eval(self, n: Any, values: list[str]) -> bool | None:
         if isinstance(n, pf.Compare):
@@ -42,37 +40,21 @@ class FilterEval:
         if isinstance(n, pf.Like):
             return self.like[n.pattern](values[self.index[n.key.lower()]])
         if isinstance(n, pf.In):
-            r = _or([self._cmp(values, n.key, "=", v) for v in n.values])
-            return _not(r) if n.negated else r
+            r = pf.or3([self._cmp(values, n.key, "=", v) for v in n.values])
+            return pf.not3(r) if n.negated else r
         if isinstance(n, pf.Between):
-            r = _and([self._cmp(values, n.key, ">=", n.low), self._cmp(values, n.key, "<=", n.high)])
-            return _not(r) if n.negated else r
+            r = pf.and3([self._cmp(values, n.key, ">=", n.low), self._cmp(values, n.key, "<=", n.high)])
+            return pf.not3(r) if n.negated else r
         if isinstance(n, pf.And):
-            return _and([self._eval(c, values) for c in n.operands])
+            return pf.and3([self._eval(c, values) for c in n.operands])
         if isinstance(n, pf.Or):
-            return _or([self._eval(c, values) for c in n.operands])
+            return pf.or3([self._eval(c, values) for c in n.operands])
         if isinstance(n, pf.Not):
-            return _not(self._eval(n.operand, values))
+            return pf.not3(self._eval(n.operand, values))
         raise TypeError(f"not a partition filter node: {n!r}")
 
     def matches(self, values: list[str]) -> bool:
         return self._eval(self.node, values) is True
-
-
-def _not(v: bool | None) -> bool | None:
-    return None if v is None else not v
-
-
-def _and(vs: list[bool | None]) -> bool | None:
-    if any(v is False for v in vs):
-        return False
-    return None if any(v is None for v in vs) else True
-
-
-def _or(vs: list[bool | None]) -> bool | None:
-    if any(v is True for v in vs):
-        return True
-    return None if any(v is None for v in vs) else False
 
 
 def _like_patterns(n: Any) -> set[str]:
