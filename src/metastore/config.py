@@ -63,8 +63,9 @@ AMQP_SCHEMES = frozenset({"amqp", "amqps", "rabbitmq"})  # the client library is
 BUS_SCHEMES = frozenset({"activemq", "stomp", "rabbitmq+stomp", "activemq+stomp"}) | AMQP_SCHEMES
 NO_BUS = frozenset({"", "embedded", "log", "none"})
 
-_DURATION_UNITS = {"": 1.0, "ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0,
-                   "d": 86400.0}
+_DURATION_UNITS = {"": 1.0, "ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "m": 60.0,
+                   "min": 60.0, "mins": 60.0, "minutes": 60.0, "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
+                   "d": 86400.0, "day": 86400.0, "days": 86400.0}
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 

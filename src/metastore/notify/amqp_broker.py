@@ -18,6 +18,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
+from .. import extras
 from .brokers import Broker, BrokerError, BrokerSubscriber, Delivery, query
 from .hcat import BusMessage
 
@@ -27,11 +28,8 @@ _OWN_PARAMS = ("exchange", "timeout")
 
 
 def _pika() -> Any:
-    try:
-        import pika
-    except ImportError as e:  # pragma: no cover - pika is a dependency
-        raise BrokerError("the AMQP broker needs the pika package (pip install pika)") from e
-    return pika
+    # an extra: its absence raises MissingExtra naming `amqp`
+    return extras.require("pika", "amqp")
 
 
 def _errors() -> tuple[type[BaseException], ...]:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config import AMQP_SCHEMES, BUS_SCHEMES, NO_BUS
 from .hcat import BusMessage
 
 
@@ -87,22 +88,19 @@ class BrokerSubscriber:
         raise NotImplementedError
 
 
-EMBEDDED = ("", "embedded", "log", "none")
-
-
 def is_embedded(url: str | None) -> bool:
-    return url is None or url.strip().lower() in EMBEDDED or url.strip().lower().startswith("embedded:")
+    return url is None or url.strip().lower() in NO_BUS or url.strip().lower().startswith("embedded:")
 
 
 def open_broker(url: str, **options: Any) -> Broker:
     """The broker of `url` (not yet connected)."""
     scheme = urllib.parse.urlsplit(url).scheme.lower()
-    if scheme in ("activemq", "stomp", "rabbitmq+stomp", "activemq+stomp"):
-        from .stomp_broker import StompBroker
-        return StompBroker(url, **options)
-    if scheme in ("amqp", "amqps", "rabbitmq"):
+    if scheme in AMQP_SCHEMES:
         from .amqp_broker import AmqpBroker
         return AmqpBroker(url, **options)
+    if scheme in BUS_SCHEMES:  # the others all speak STOMP
+        from .stomp_broker import StompBroker
+        return StompBroker(url, **options)
     raise ValueError(f"unknown message bus URL {url!r}: use activemq://, stomp://, rabbitmq+stomp:// or amqp://")
 
 

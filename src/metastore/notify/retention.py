@@ -8,33 +8,16 @@ a named in-process subscriber) has not read yet, unless it is older than the har
 forever. Only a prefix of the log is deleted, so the log stays one gap-free range of ids, and a reader
 asking for events before it gets EventsMissing ("events missing: ..."), never a silent gap.
 
-Durations are seconds, or a number with a unit: ms, s, m (minutes), h, d ("86400s", "1d", "90m").
+Durations are parsed by config.parse_duration: seconds, or a number with a unit (ms, s, m, h, d: "86400s", "1d").
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from typing import Any
 
 log = logging.getLogger(__name__)
-
-_UNITS = {"ms": 0.001, "s": 1, "sec": 1, "secs": 1, "seconds": 1, "m": 60, "min": 60, "mins": 60, "minutes": 60,
-          "h": 3600, "hour": 3600, "hours": 3600, "d": 86400, "day": 86400, "days": 86400}
-
-
-def parse_duration(text: str | int | float | None, default: float | None = None) -> float | None:
-    """Seconds in a duration ("86400", "86400s", "1d", "30m"); None/"" gives `default`."""
-    if text is None or (isinstance(text, str) and not text.strip()):
-        return default
-    if isinstance(text, (int, float)):
-        return float(text)
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z]*)\s*", text)
-    if not m or (m.group(2) and m.group(2).lower() not in _UNITS):
-        raise ValueError(f"not a duration: {text!r} (use seconds, or ms/s/m/h/d)")
-    return float(m.group(1)) * _UNITS.get(m.group(2).lower(), 1)
-
 
 class Cleaner:
     """A thread that cleans the log every `interval` seconds."""

@@ -21,11 +21,10 @@ from thriftpy2.thrift import TApplicationException, TException
 from .. import __version__
 from ..catalog.locks import Component, aborted_bits
 from ..catalog.service import Catalog
-from ..config import hidden_keys, redact, secret_key
+from ..config import hidden_keys, parse_duration, redact, secret_key
 from ..core import errors as E
 from ..core import model as m
 from ..core.names import split_part_name
-from ..notify.retention import parse_duration
 from ..thrift import hms
 from .convert import from_thrift, from_thrift_batch, stats_obj_from_thrift, to_thrift
 

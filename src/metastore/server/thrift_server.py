@@ -32,7 +32,7 @@ from thriftpy2.transport.buffered import TCyBufferedTransport
 
 from ..thrift import hms
 from .slots import ConnectionSlots
-from .workers import AcceptErrors, Burst, FrontLimits, hung_up
+from .workers import AcceptErrors, Burst, FrontLimits, hung_up, listen
 
 log = logging.getLogger(__name__)
 
@@ -384,12 +384,7 @@ class ThriftServer:
 
     def bind(self) -> int:
         """Bind and listen; returns the port (useful with port 0)."""
-        s = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind((self.host, self.port))
-        s.listen(1024)  # a burst of connections waits here rather than in the clients' SYN retries
-        self._sock = s
-        self.port = s.getsockname()[1]
+        self.adopt(listen(self.host, self.port))
         return self.port
 
     def adopt(self, sock: socket.socket) -> None:
