@@ -148,30 +148,31 @@ class Front:
         return [n for n in names if _matches(pattern, n)]
 
     # -- partitions -----------------------------------------------------------------------------------
-    def _parts(self, name: str, args: tuple[Any, ...]) -> tuple[CachedTable | None, list[tuple[str, Any]]]:
+    def _parts(self, db_name: str, tbl_name: str) -> tuple[CachedTable | None, list[tuple[str, Any]]]:
         self._sync()
-        t = self._table(args[0], args[1])
+        t = self._table(db_name, tbl_name)
         if t is None or not t.obj.partitionKeys:
             return None, []
         with t.lock:
             return t, sorted(t.partitions.items())
 
-    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[Any]:
-        t, parts = self._parts("get_partitions", (db_name, tbl_name))
-        if t is None:
-            return self._miss("get_partitions", db_name, tbl_name, max_parts)
+    def _listing(self, call: str, want_names: bool, part_vals: list[str] | None, *args: Any) -> list[Any]:
+        # The four listings (objects or names; all, or those matching partial values, '' a wildcard); a miss
+        # forwards the call's own arguments, args, whose first two are the table and last is max_parts
+        t, parts = self._parts(args[0], args[1])
+        if t is None or len(part_vals or []) > len(t.obj.partitionKeys):
+            return self._miss(call, *args)
         self.hits += 1
-        return _limit([p for _, p in parts], max_parts)
+        return _limit([n if want_names else p for n, p in self._ps(parts, part_vals)], args[-1])
+
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[Any]:
+        return self._listing("get_partitions", False, None, db_name, tbl_name, max_parts)
 
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
-        t, parts = self._parts("get_partition_names", (db_name, tbl_name))
-        if t is None:
-            return self._miss("get_partition_names", db_name, tbl_name, max_parts)
-        self.hits += 1
-        return _limit([n for n, _ in parts], max_parts)
+        return self._listing("get_partition_names", True, None, db_name, tbl_name, max_parts)
 
     def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> Any:
-        t, parts = self._parts("get_partition", (db_name, tbl_name))
+        t, parts = self._parts(db_name, tbl_name)
         found = [p for _, p in parts if list(p.values) == list(part_vals or [])]
         if t is None or not found:
             return self._miss("get_partition", db_name, tbl_name, part_vals)
@@ -179,7 +180,7 @@ class Front:
         return found[0]
 
     def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> Any:
-        t, parts = self._parts("get_partition_by_name", (db_name, tbl_name))
+        t, parts = self._parts(db_name, tbl_name)
         found = dict(parts).get(part_name)
         if t is None or found is None:
             return self._miss("get_partition_by_name", db_name, tbl_name, part_name)
@@ -187,7 +188,7 @@ class Front:
         return found
 
     def get_partitions_by_names(self, db_name: str, tbl_name: str, names: list[str]) -> list[Any]:
-        t, parts = self._parts("get_partitions_by_names", (db_name, tbl_name))
+        t, parts = self._parts(db_name, tbl_name)
         if t is None or names is None:
             return self._miss("get_partitions_by_names", db_name, tbl_name, names)
         self.hits += 1
@@ -199,21 +200,13 @@ class Front:
         return [(n, p) for n, p in parts if all(v == "" or v == pv for v, pv in zip(vals, p.values))]
 
     def get_partitions_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[Any]:
-        t, parts = self._parts("get_partitions_ps", (db_name, tbl_name))
-        if t is None or len(part_vals or []) > len(t.obj.partitionKeys):
-            return self._miss("get_partitions_ps", db_name, tbl_name, part_vals, max_parts)
-        self.hits += 1
-        return _limit([p for _, p in self._ps(parts, part_vals)], max_parts)
+        return self._listing("get_partitions_ps", False, part_vals, db_name, tbl_name, part_vals, max_parts)
 
     def get_partition_names_ps(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[str]:
-        t, parts = self._parts("get_partition_names_ps", (db_name, tbl_name))
-        if t is None or len(part_vals or []) > len(t.obj.partitionKeys):
-            return self._miss("get_partition_names_ps", db_name, tbl_name, part_vals, max_parts)
-        self.hits += 1
-        return _limit([n for n, _ in self._ps(parts, part_vals)], max_parts)
+        return self._listing("get_partition_names_ps", True, part_vals, db_name, tbl_name, part_vals, max_parts)
 
     def get_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str, max_parts: int) -> list[Any]:
-        t, parts = self._parts("get_partitions_by_filter", (db_name, tbl_name))
+        t, parts = self._parts(db_name, tbl_name)
         if t is None:
             return self._miss("get_partitions_by_filter", db_name, tbl_name, filter, max_parts)
         if not (filter or "").strip():
