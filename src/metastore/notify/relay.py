@@ -49,6 +49,15 @@ class RelayStats:
 
 
 class Relay:
+    # The cursor thread's state, made afresh by each run() (a run starts from the stored cursor, never from a
+    # previous run's)
+    _lock: threading.Lock
+    _target: int | None  # the position the broker confirmed, to write
+    _written: int | None  # the position last written
+    _dirty: threading.Event
+    _lost: threading.Event  # the lease went to another relay
+    _cursor_stop: threading.Event
+
     def __init__(self, catalog: Any, broker: Broker, messages: HCatMessages | None = None, name: str = "relay",
                  batch: int = 500, poll: float = 0.1, lease: float = 10.0, max_backoff: float = 5.0,
                  start_at: int | None = None, skip_missing: bool = False) -> None:
@@ -149,8 +158,8 @@ class Relay:
         pos: int | None = None
         backoff = 0.0
         self._lock = threading.Lock()
-        self._target: int | None = None
-        self._written: int | None = None
+        self._target = None
+        self._written = None
         self._dirty = threading.Event()
         self._lost = threading.Event()
         self._cursor_stop = threading.Event()
