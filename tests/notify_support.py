@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from metastore.procs import port_open
 
 from conftest import ROOT, Client, Database, Server
 
@@ -32,14 +33,6 @@ def unavailable(what: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{what} is not available, and CI must run the notification tests")
     pytest.skip(f"{what} is not available")
-
-
-def port_open(port: int, host: str = "127.0.0.1") -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def activemq(cmd: str, timeout: float = 300) -> bool:
@@ -245,8 +238,8 @@ def produce_events(cat, n: int, tables: int = 4, per_tx: int = 50, rate: float =
     """n events: real tables made through the catalog, then ADD_PARTITION, INSERT and ALTER_TABLE events with
     the catalog's own messages, written `per_tx` at a time in the store's write transactions (the catalog's
     path for events, minus the partition rows: 10,000 catalog calls would take this test a minute of CPU)."""
-    from metastore.core.events import EventType
     from metastore.core import model as m
+    from metastore.core.events import EventType
 
     tabs = []
     for d in range(2):
@@ -399,11 +392,11 @@ def check_relay_sigkill_loses_nothing(bus: str, tmp: Path, db_url: str, events: 
 
 def check_durable_subscription(bus: str) -> None:
     """A named subscription keeps what is published while it is away; stop(forget=True) ends it for good."""
+    import tempfile
+
     from metastore.notify import subscribe
     from metastore.notify.brokers import open_broker
     from metastore.notify.hcat import BusMessage
-
-    import tempfile
 
     topic, name = f"hcat.durable{os.getpid()}", f"durable-{time.time_ns()}"
     state = os.path.join(tempfile.mkdtemp(), "state.json")

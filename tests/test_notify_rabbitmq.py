@@ -16,9 +16,18 @@ from pathlib import Path
 import pytest
 
 from conftest import Database, unique
-from notify_support import (BusServer, Collector, check_all_delivered, check_durable_subscription, check_hcat_body,
-                            check_relay_sigkill_loses_nothing, rabbitmq_broker, relay_run, scripted_ddl_at,
-                            serve_with_bus)
+from notify_support import (
+    BusServer,
+    Collector,
+    check_all_delivered,
+    check_durable_subscription,
+    check_hcat_body,
+    check_relay_sigkill_loses_nothing,
+    rabbitmq_broker,
+    relay_run,
+    scripted_ddl_at,
+    serve_with_bus,
+)
 
 _ = rabbitmq_broker  # the fixture
 
