@@ -13,9 +13,6 @@ from contextlib import contextmanager
 from ..thrift.client import MetastoreClient, MetastoreUnavailable
 from .errors import ReplError, Unreachable
 
-# Transitional: pipeline/demo.py still imports this name; MetastoreClient is the class.
-Metastore = MetastoreClient
-
 
 @contextmanager
 def connect(uri: str, timeout: float = 120.0) -> Iterator[MetastoreClient]:

@@ -139,18 +139,6 @@ class MetastoreClient:
             raise AttributeError(f"the metastore has no call {fn!r}")
         return self._call(fn, *args, read=fn.startswith(READ_PREFIXES))
 
-    def call(self, fn: str, *args: Any) -> Any:
-        """Transitional: the untyped call the services used before the typed methods (catalogd and notify
-        still do); transport failures go through `failure`. Remove once nothing calls it."""
-        try:
-            return self._call(fn, *args)
-        except MetastoreUnavailable as e:
-            raise self.failure(fn, e) from None
-
-    def failure(self, fn: str, e: BaseException) -> BaseException:
-        """Transitional hook of `call`: the error raised for a transport failure."""
-        return e
-
     def close(self) -> None:
         """Closes every thread's connection; the client stays usable (the next call reconnects)."""
         with self._lock:
