@@ -51,6 +51,13 @@ def fresh_table(ms: Any, db: str, name: str) -> Any:
     return ms.get_table_objects_by_name(db, [name])[0]
 
 
+def set_table_params(ms: Any, db: str, name: str, **params: str) -> None:
+    """One ALTER_TABLE event: the stored table with `params` added to its parameters."""
+    t = fresh_table(ms, db, name)
+    t.parameters = dict(t.parameters or {}, **params)
+    ms.alter_table(db, name, t)
+
+
 @dataclass
 class Model:
     """What the driver believes exists, to pick valid targets (the metastore stays the judge)."""
@@ -82,6 +89,12 @@ class Driver:
     def _pick(self, seq: list[Any], i: int) -> Any:
         return seq[i % len(seq)] if seq else None
 
+    def _new_name(self, a: int, b: int, stem: str, choices: int, taken: dict[str, Any]) -> tuple[str, str] | None:
+        # a database (by a) and a name in it, stem + (b % choices); None when the model has it already
+        db = self._pick(self.dbs(), a)
+        name = f"{stem}{b % choices}"
+        return None if name in taken[db] else (db, name)
+
     def run(self, ops: list[tuple[str, int, int, int]]) -> None:
         for op in ops:
             self.apply(*op)
@@ -111,10 +124,10 @@ class Driver:
             del mdl.functions[db]
             return
         if kind == "create_function":
-            db = self._pick(self.dbs(), a)
-            name = f"f{b % 3}"
-            if name in mdl.functions[db]:
+            fresh = self._new_name(a, b, "f", 3, mdl.functions)
+            if fresh is None:
                 return
+            db, name = fresh
             ms.create_function(hms.Function(functionName=name, dbName=db, className="x.Y", ownerName="t",
                                             ownerType=1, createTime=int(time.time()), functionType=1,
                                             resourceUris=[]))
@@ -130,10 +143,10 @@ class Driver:
             mdl.functions[db].discard(name)
             return
         if kind == "create_table":
-            db = self._pick(self.dbs(), a)
-            name = f"t{b % 5}"
-            if name in mdl.dbs[db]:
+            fresh = self._new_name(a, b, "t", 5, mdl.dbs)
+            if fresh is None:
                 return
+            db, name = fresh
             part = c % 2 == 0
             ms.create_table(table_obj(db, name, part, {"n": str(n)}))
             mdl.dbs[db][name] = set() if part else None
@@ -204,9 +217,7 @@ class Driver:
             commit = c % 3 != 0
             if commit:
                 for d, t in chosen:
-                    obj = fresh_table(ms, d, t)
-                    obj.parameters = dict(obj.parameters or {}, txn=str(txnid))
-                    ms.alter_table(d, t, obj)
+                    set_table_params(ms, d, t, txn=str(txnid))
                 ms.commit_txn(hms.CommitTxnRequest(txnid=txnid))
             else:
                 ms.abort_txn(hms.AbortTxnRequest(txnid=txnid))

@@ -21,7 +21,7 @@ from metastore.catalogd.processor import HierarchicalProcessor
 from metastore.catalogd.verify import cache_view, metastore_view
 from metastore.thrift import hms
 
-from catalogd_support import Metastore, ReplayLog, bootstrap, table_obj
+from catalogd_support import Metastore, ReplayLog, bootstrap, set_table_params, table_obj
 from conftest import Server, unique
 
 SLOW = 0.3
@@ -259,9 +259,7 @@ def test_rename_target_waits_while_source_is_slow(ms: Metastore, run: Any) -> No
         create_db(ms, d)
     ms.create_table(table_obj(d1, "a", False))
     for i in range(3):
-        t = ms.get_table(d1, "a")
-        t.parameters = dict(t.parameters or {}, i=str(i))
-        ms.alter_table(d1, "a", t)
+        set_table_params(ms, d1, "a", i=str(i))
     t = ms.get_table(d1, "a")
     t.dbName, t.tableName = d2, "z"
     ms.alter_table(d1, "a", t)
@@ -300,9 +298,7 @@ def test_transaction_events_become_per_table_pseudo_events(ms: Metastore, run: A
         ms.create_table(table_obj(d, n, False))
     txnid = ms.open_txns(hms.OpenTxnRequest(num_txns=1, user="u", hostname="h")).txn_ids[0]
     for n in (slow, fast):
-        t = ms.get_table(d, n)
-        t.parameters = dict(t.parameters or {}, txn=str(txnid))
-        ms.alter_table(d, n, t)
+        set_table_params(ms, d, n, txn=str(txnid))
     ms.commit_txn(hms.CommitTxnRequest(txnid=txnid))
     log = ReplayLog(ms, r.start, [(ms.current_event_id(), "COMMIT_TXN", [(d, slow), (d, fast)])])
     commit_id = log.last
@@ -332,9 +328,7 @@ def test_synced_id_and_backpressure(ms: Metastore, run: Any) -> None:
     create_db(ms, d)
     ms.create_table(table_obj(d, "t", False))
     for i in range(8):
-        t = ms.get_table(d, "t")
-        t.parameters = dict(t.parameters or {}, i=str(i))
-        ms.alter_table(d, "t", t)
+        set_table_params(ms, d, "t", i=str(i))
     proc = r.make()
     r.delays[(d, "t")] = 0.1
     peak = [0]
@@ -366,9 +360,7 @@ def test_failed_event_invalidates_the_table_and_processing_goes_on(ms: Metastore
     ms.create_table(table_obj(d, "u", False))
     for v in ("1", "2"):
         add_part(ms, d, "t", v)
-    t = ms.get_table(d, "u")
-    t.parameters = dict(t.parameters or {}, later="yes")
-    ms.alter_table(d, "u", t)
+    set_table_params(ms, d, "u", later="yes")
     proc = r.make()
     failed: list[int] = []
 

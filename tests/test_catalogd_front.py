@@ -22,10 +22,9 @@ from hive_metastore.ttypes import (
     MetaException,
     NoSuchObjectException,
     Partition,
-    SerDeInfo,
-    StorageDescriptor,
     Table,
 )
+from test_thrift_api import sd
 
 from metastore.catalogd.catalog import list_files
 from metastore.catalogd.service import CatalogdService
@@ -35,13 +34,8 @@ from conftest import Client, Server, free_port, unique
 
 
 def table(db: str, name: str, part_keys: list[tuple[str, str]] | None = None) -> Table:
-    sd = StorageDescriptor(cols=[FieldSchema("a", "int", None)], location=None,
-                           inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-                           outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-                           serdeInfo=SerDeInfo(None, "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", {}),
-                           bucketCols=[], sortCols=[], parameters={}, numBuckets=-1, compressed=False)
-    return Table(tableName=name, dbName=db, owner="t", sd=sd, parameters={}, tableType="MANAGED_TABLE",
-                 partitionKeys=[FieldSchema(k, t, None) for k, t in (part_keys or [])])
+    return Table(tableName=name, dbName=db, owner="t", sd=sd(cols=(("a", "int"),)), parameters={},
+                 tableType="MANAGED_TABLE", partitionKeys=[FieldSchema(k, t, None) for k, t in (part_keys or [])])
 
 
 @pytest.fixture(scope="module")
