@@ -27,6 +27,17 @@ def test_durations_are_seconds_from_every_source(tmp_path) -> None:
     assert Settings(event_ttl="1d").event_ttl == 86400.0  # text given to the constructor is parsed too
 
 
+def test_the_one_duration_parser_takes_units_short_and_long() -> None:
+    # the parser of every duration: settings, the relay's retention, setMetaConf
+    cases = {"86400": 86400.0, "86400s": 86400.0, "1d": 86400.0, "2 days": 172800.0, "90m": 5400.0,
+             "90 minutes": 5400.0, "1 hour": 3600.0, "3hours": 10800.0, "500ms": 0.5, "10 secs": 10.0, " 7 ": 7.0}
+    assert {text: config.parse_duration(text) for text in cases} == cases
+    assert config.parse_duration("", 5) == 5 and config.parse_duration(None) is None
+    for bad in ("soon", "1 fortnight", "-1s", "1e3", "nan", True):
+        with pytest.raises(ValueError):
+            config.parse_duration(bad)
+
+
 def test_booleans_ints_and_urls_are_typed(tmp_path) -> None:
     toml = tmp_path / "m.toml"
     toml.write_text('[metastore]\nrest = "off"\nport = 9999\nbus = "amqp://guest:guest@127.0.0.1:5672/"\n'
