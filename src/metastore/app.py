@@ -19,12 +19,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .config import Settings, SettingsError, load
+from .core import filters
 
 if TYPE_CHECKING:
     import socket
 
     import click
-    from sqlalchemy.engine import Engine
 
     from .catalog.locations import LocationPolicy
     from .catalog.service import Catalog
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .rest.server import RestServer
     from .server.thrift_server import ThriftServer
     from .server.workers import FrontLimits
+    from .store.engine import StoreEngine
     from .store.scheduled import ScheduledStore
     from .store.store import Store
 
@@ -74,7 +75,7 @@ def command_settings(ctx: click.Context, **overrides: object) -> Settings:
 
 # ---- the store and the catalog ----------------------------------------------------------------------------
 
-def open_engine(settings: Settings) -> Engine:
+def open_engine(settings: Settings) -> StoreEngine:
     """An engine on the settings' store, its data directory made for the embedded default."""
     from .store.engine import create_engine
 
@@ -115,7 +116,6 @@ def location_policy(settings: Settings) -> LocationPolicy:
 def open_catalog(settings: Settings) -> Catalog:
     """The catalog on the settings' store, configured as the server's (warehouse, location policy, timeouts,
     limits), without the server's start-up duties: what a command-line tool works on."""
-    from .catalog import partition_filter
     from .catalog.service import Catalog
     from .catalog.warehouse import Warehouse
 
@@ -123,7 +123,7 @@ def open_catalog(settings: Settings) -> Catalog:
                       stats_autogather=settings.stats_autogather, txn_timeout=settings.txn_timeout,
                       locations=location_policy(settings))
     catalog.locks.max_open_batch = settings.txn_max_open_batch
-    partition_filter.set_limits(settings.filter_max_length, settings.filter_max_in_list)
+    filters.set_limits(settings.filter_max_length, settings.filter_max_in_list)
     return catalog
 
 
@@ -297,7 +297,7 @@ def scheduled_store(settings: Settings) -> ScheduledStore:
     """The scheduled queries and replication metrics of the settings' store (`metastore sql`)."""
     from .store.scheduled import ScheduledStore
 
-    return ScheduledStore(open_store(settings).engine)
+    return ScheduledStore.of(open_store(settings))
 
 
 # ---- catalogd and the pipeline --------------------------------------------------------------------------

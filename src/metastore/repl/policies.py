@@ -246,6 +246,6 @@ class Scheduler:
 
 def start_scheduler(catalog: Any, self_uri: str) -> Scheduler:
     """The scheduler of `metastore serve`, on the server's own store."""
-    s = Scheduler(ScheduledStore(catalog.store.engine), self_uri, catalog=catalog)
+    s = Scheduler(ScheduledStore.of(catalog.store), self_uri, catalog=catalog)
     s.start()
     return s

@@ -10,13 +10,17 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, TypeAlias
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 log = logging.getLogger(__name__)
+
+# The store's engine as the layers above name it: they hold one only to hand it back to the store's functions
+# (migrate, Store, ScheduledStore), so nothing above the store imports SQLAlchemy.
+StoreEngine: TypeAlias = Engine
 
 # (backend, driver) of a store URL -> (the driver's module, the extra that installs it); None: SQLAlchemy's
 # default driver for the backend

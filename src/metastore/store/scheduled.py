@@ -6,7 +6,7 @@ one database exactly one starts an execution, and a query never has two executio
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -14,6 +14,9 @@ from sqlalchemy.engine import Engine
 from .schema import replication_metrics as RM
 from .schema import scheduled_executions as SE
 from .schema import scheduled_queries as SQ
+
+if TYPE_CHECKING:
+    from .store import Store
 
 NAMESPACE = "hive"
 
@@ -26,6 +29,11 @@ class ScheduledStore:
     def __init__(self, engine: Engine, namespace: str = NAMESPACE) -> None:
         self.engine = engine
         self.ns = namespace
+
+    @classmethod
+    def of(cls, store: Store, namespace: str = NAMESPACE) -> ScheduledStore:
+        """The scheduled queries on the same database (and engine) as `store`: what the layers above pass."""
+        return cls(store.engine, namespace)
 
     # ---- scheduled queries ------------------------------------------------------------------------------
 
