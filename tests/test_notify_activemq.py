@@ -21,11 +21,28 @@ from pathlib import Path
 import pytest
 
 from conftest import Client, Database, unique
-from notify_support import (ACTIVEMQ_OPENWIRE, BusServer, Collector, RelayRun, activemq, activemq_broker,
-                            check_all_delivered, check_durable_subscription, check_hcat_body,
-                            check_relay_sigkill_loses_nothing, compile_java_subscriber, fail_changes_to,
-                            local_catalog, parse_java_output, relay_run, scripted_ddl, scripted_ddl_at,
-                            serve_with_bus, thrift_partition, thrift_table)
+from notify_support import (
+    ACTIVEMQ_OPENWIRE,
+    BusServer,
+    Collector,
+    RelayRun,
+    activemq,
+    activemq_broker,
+    check_all_delivered,
+    check_durable_subscription,
+    check_hcat_body,
+    check_relay_sigkill_loses_nothing,
+    compile_java_subscriber,
+    fail_changes_to,
+    local_catalog,
+    parse_java_output,
+    relay_run,
+    scripted_ddl,
+    scripted_ddl_at,
+    serve_with_bus,
+    thrift_partition,
+    thrift_table,
+)
 
 _ = activemq_broker  # the fixture
 
@@ -162,7 +179,7 @@ def test_relay_sigkill_loses_nothing(activemq_broker: str, tmp_path: Path, fresh
 def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: Path, fresh_database: Database,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     from metastore.core import model as m
-    from metastore.core.errors import CatalogError
+    from metastore.core.errors import CatalogError, NoSuchObject
     from metastore.notify import subscribe
     from metastore.notify.brokers import open_broker
     from metastore.notify.hcat import HCatMessages
@@ -183,7 +200,7 @@ def test_rolled_back_change_is_never_published(activemq_broker: str, tmp_path: P
         time.sleep(1.0)  # anything else would have arrived by now
         assert [(m.event_id, m.fields()["db"]) for m in got.messages] == [(1, "before"), (2, "after")]
         assert [e.dbName for e in cat.next_notifications(0, None)] == ["before", "after"]
-        with pytest.raises(Exception):
+        with pytest.raises(NoSuchObject):
             cat.get_database("doomed")
     finally:
         relay.stop()
