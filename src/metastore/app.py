@@ -91,12 +91,13 @@ def open_store(settings: Settings, create_if_empty: bool = True) -> Store:
     other version is refused with SchemaVersionError.
     """
     from .store import migrate
+    from .store.engine import describe as describe_store
     from .store.engine import seed_sqlite_stats
     from .store.store import Store
 
     engine = open_engine(settings)
     if create_if_empty and migrate.upgrade(engine, only_if_empty=True):
-        log.info("empty store at %s: created the schema", engine.url.render_as_string(hide_password=True))
+        log.info("empty store at %s: created the schema", describe_store(engine))
     migrate.check(engine)
     seed_sqlite_stats(engine)
     return Store(engine)
@@ -178,7 +179,7 @@ class Server:
     @property
     def store_url(self) -> str:
         assert self.catalog is not None, "open() first"
-        return self.catalog.store.engine.url.render_as_string(hide_password=True)
+        return self.catalog.store.describe()
 
     def open(self) -> Server:
         """Check the limits and the store, register the relay's cursor, listen. ValueError (limits),

@@ -105,9 +105,10 @@ def schema_status(ctx: click.Context, db: str | None, data_dir: str | None) -> N
     """Show the store's schema version and whether this code can serve it."""
     from .app import open_engine
     from .store import migrate
+    from .store.engine import describe as describe_store
 
     engine = open_engine(command_settings(ctx, db=db, data_dir=data_dir))
-    click.echo(f"store {engine.url.render_as_string(hide_password=True)}: "
+    click.echo(f"store {describe_store(engine)}: "
                f"version {migrate.current_revision(engine) or 'none'}, this code: {migrate.head_revision()}")
     try:
         migrate.check(engine)

@@ -86,7 +86,7 @@ def relay(ctx: click.Context, db: str | None, data_dir: str | None, bus: str | N
     r = build_relay(s, catalog, name, start_at, server_url,  # type: ignore[arg-type]
                     batch=batch, poll=poll, lease=lease, skip_missing=skip_missing)
     signal.signal(signal.SIGTERM, lambda *_: r.stop(0))
-    click.echo(f"relay {name}: {catalog.store.engine.url.render_as_string(hide_password=True)} -> "
+    click.echo(f"relay {name}: {catalog.store.describe()} -> "
                f"{r.broker.describe()}", err=True)
     try:
         r.run()

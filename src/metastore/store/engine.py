@@ -92,6 +92,11 @@ def _sqlite_tuning(engine: Engine) -> None:
             raise sa.exc.DBAPIError.instance(sql, (), e, dbapi.Error) from e
 
 
+def describe(engine: Engine) -> str:
+    """The engine's URL with its password hidden: what logs and messages may show of a store."""
+    return engine.url.render_as_string(hide_password=True)
+
+
 def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
 

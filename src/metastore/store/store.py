@@ -47,7 +47,7 @@ from ..core.model import (
 )
 from ..core.names import INTEGRAL_TYPES
 from . import schema as s
-from .engine import is_sqlite_file, raw_sqlite_connection
+from .engine import describe, is_sqlite_file, raw_sqlite_connection
 from .filter_sql import KeyColumn, to_sql
 from .locks import LockQueries
 
@@ -296,7 +296,7 @@ class Store:
 
     def describe(self) -> str:
         """The store's URL, without its password (for logs and status)."""
-        return self.engine.url.render_as_string(hide_password=True)
+        return describe(self.engine)
 
     def on_events_committed(self, callback: Callable[[], None]) -> None:
         """Run `callback()` (in the committing thread, after the commit) whenever a write transaction of this
