@@ -124,8 +124,7 @@ class Driver:
             del mdl.functions[db]
             return
         if kind == "create_function":
-            fresh = self._new_name(a, b, "f", 3, mdl.functions)
-            if fresh is None:
+            if (fresh := self._new_name(a, b, "f", 3, mdl.functions)) is None:
                 return
             db, name = fresh
             ms.create_function(hms.Function(functionName=name, dbName=db, className="x.Y", ownerName="t",
@@ -143,8 +142,7 @@ class Driver:
             mdl.functions[db].discard(name)
             return
         if kind == "create_table":
-            fresh = self._new_name(a, b, "t", 5, mdl.dbs)
-            if fresh is None:
+            if (fresh := self._new_name(a, b, "t", 5, mdl.dbs)) is None:
                 return
             db, name = fresh
             part = c % 2 == 0
