@@ -339,7 +339,8 @@ def test_events_missing_over_thrift(tmp_path: Path) -> None:
 
 
 def test_cleaner_thread_and_durations(tmp_path: Path) -> None:
-    from metastore.notify.retention import Cleaner, parse_duration
+    from metastore.config import parse_duration
+    from metastore.notify.retention import Cleaner
 
     assert parse_duration("86400s") == 86400 and parse_duration("1d") == 86400 and parse_duration("90m") == 5400
     assert parse_duration("7200") == 7200 and parse_duration("", 5) == 5 and parse_duration("500ms") == 0.5
