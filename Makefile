@@ -26,7 +26,7 @@ services:
 run: $(STAMP)
 	$(BIN)/python -m metastore.pipeline.demo
 
-test: $(STAMP) services
+test: $(STAMP) services lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
