@@ -141,6 +141,9 @@ def _spec(v: Any) -> dict[str, str]:
     return {str(k): "" if x is None else str(x) for k, x in v.items()} if isinstance(v, Mapping) else {}
 
 
+_TABLE_PARAMETERS = 9  # Table.parameters' field id in the Hive Metastore IDL
+
+
 @dataclass(frozen=True)
 class Message:
     """What every message says: the event (type, id, names as the log row has them) and the raw fields.
@@ -157,6 +160,25 @@ class Message:
     @property
     def type(self) -> EventType | None:
         return EventType.of(self.event_type)
+
+    def table_parameters(self) -> dict[str, Any] | None:
+        """The table's parameters as of the event (its tableObjJson, or tableObjAfterJson of an alteration), read
+        without decoding the rest of the table: the relay looks them up for every event's topic. None when the
+        message has no table or the table no parameters."""
+        text = self.raw.get("tableObjJson") or self.raw.get("tableObjAfterJson")
+        if not isinstance(text, str) or not text:
+            return None
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return None
+        v = doc.get(str(_TABLE_PARAMETERS)) if isinstance(doc, dict) else None
+        if not isinstance(v, dict) or not v:
+            return None
+        kind, val = next(iter(v.items()))
+        if kind == "map" and isinstance(val, list) and len(val) == 4:  # ["str", "str", size, {k: v}]
+            val = val[3]
+        return val if isinstance(val, dict) else None
 
 
 @dataclass(frozen=True)

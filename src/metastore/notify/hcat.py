@@ -118,26 +118,6 @@ def read_event(e: NotificationEvent) -> messages.Message:
         return messages.from_fields(e.eventType, e.eventId, {}, db=e.dbName, table=e.tableName)
 
 
-def thrift_json_field(text: Any, fid: int) -> Any:
-    """Field `fid` of a struct in Thrift-JSON text, as plain JSON (a map field as a dict); None if absent."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return None
-    v = doc.get(str(fid)) if isinstance(doc, dict) else None
-    if not isinstance(v, dict) or not v:
-        return None
-    kind, val = next(iter(v.items()))
-    if kind == "map" and isinstance(val, list) and len(val) == 4:
-        return val[3]
-    return val
-
-
-_TABLE_PARAMETERS = 9  # Table.parameters in the Hive Metastore IDL
-
-
 class HCatMessages:
     """Turns log events into bus messages: topic, HCatalog body, properties."""
 
@@ -187,12 +167,8 @@ class HCatMessages:
         return d
 
     def topic(self, e: NotificationEvent, m: messages.Message | None = None) -> str:
-        raw = (read_event(e) if m is None else m).raw
-        params = None
-        if e.tableName:
-            obj = raw.get("tableObjJson") or raw.get("tableObjAfterJson")
-            params = thrift_json_field(obj, _TABLE_PARAMETERS)
-        return self.topics.topic(e.eventType, e.dbName, e.tableName, params if isinstance(params, dict) else None)
+        params = (read_event(e) if m is None else m).table_parameters() if e.tableName else None
+        return self.topics.topic(e.eventType, e.dbName, e.tableName, params)
 
     def message(self, e: NotificationEvent) -> BusMessage:
         m = read_event(e)
