@@ -27,6 +27,7 @@ from ..core.errors import (
     InvalidOperation,
     MetaError,
     NoSuchObject,
+    TableModified,
     UnknownDB,
 )
 from ..core.events import EventType
@@ -423,7 +424,7 @@ class Catalog:
             old, ref = found
             expected_key = env.get("expected_parameter_key")
             if expected_key is not None and old.parameters.get(expected_key) != env.get("expected_parameter_value"):
-                raise MetaError(f"The table has been modified. The parameter value for key '{expected_key}' is "
+                raise TableModified(f"The table has been modified. The parameter value for key '{expected_key}' is "
                                 f"'{old.parameters.get(expected_key)}'. The expected was value was "
                                 f"'{env.get('expected_parameter_value')}'")
             # a key's type may change, not its name or the number of keys

@@ -59,6 +59,11 @@ class TxnOpen(CatalogError):
     """Hive's TxnOpenException."""
 
 
+class TableModified(MetaError):
+    """A compare-and-swap on a table parameter (alter_table's expected_parameter_key/value) found another
+    value: a concurrent commit won. A MetaException on the wire, as Hive's; the REST front answers 409."""
+
+
 class EventsMissing(MetaError):
     """A reader asked for notification events that retention already cleaned from the log (a MetaException)."""
 

@@ -61,7 +61,15 @@ from ..catalog.locks import ACQUIRED, EXCLUSIVE, TABLE, Component
 from ..catalog.service import Catalog
 from ..catalog.warehouse import remove_quietly
 from ..core import model as m
-from ..core.errors import AlreadyExists, CatalogError, InvalidObject, InvalidOperation, MetaError, NoSuchObject
+from ..core.errors import (
+    AlreadyExists,
+    CatalogError,
+    InvalidObject,
+    InvalidOperation,
+    MetaError,
+    NoSuchObject,
+    TableModified,
+)
 from ..core.names import valid_name
 from .errors import RestError, already_exists, bad_request, commit_failed, forbidden, no_such_namespace, no_such_table
 from .types import JsonObject, JsonValue
@@ -79,8 +87,6 @@ LAZY_SIMPLE_SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 LOCATION, COMMENT = "location", "comment"
 # PyIceberg's HiveCatalog gives new tables this default; so do we, so both protocols create alike tables
 DEFAULT_TABLE_PROPERTIES = {TableProperties.PARQUET_COMPRESSION: TableProperties.PARQUET_COMPRESSION_DEFAULT}
-# the message of the catalog's compare-and-swap refusal (Hive's own wording, a MetaException on Thrift)
-TABLE_MODIFIED = "The table has been modified"
 LOCK_WAIT = 60.0  # seconds a commit waits for Hive's table lock held by a lock-path writer
 _HOST = socket.gethostname()
 
@@ -835,9 +841,9 @@ class IcebergCatalog:
                     self.catalog.alter_table(*changes[0][:3], env=changes[0][3])
                 else:
                     self.catalog.alter_tables_cas(changes)
+        except TableModified as e:
+            raise commit_failed(f"Commit conflict: {e.message}") from None
         except MetaError as e:
-            if e.message.startswith(TABLE_MODIFIED):
-                raise commit_failed(f"Commit conflict: {e.message}") from None
             raise RestError(500, "ServiceFailureException", e.message) from None
         except InvalidOperation as e:  # the table was dropped or renamed meanwhile
             raise commit_failed(f"Commit conflict: {e.message}") from None

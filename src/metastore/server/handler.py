@@ -37,7 +37,6 @@ _EXC: dict[type[E.CatalogError], type[TException]] = {
     E.InvalidOperation: hms.InvalidOperationException,
     E.InvalidInput: hms.InvalidInputException,
     E.MetaError: hms.MetaException,
-    E.EventsMissing: hms.MetaException,  # a MetaError: notification events already cleaned
     E.UnknownDB: hms.UnknownDBException,
     E.UnknownTable: hms.UnknownTableException,
     E.NoSuchLock: hms.NoSuchLockException,
@@ -118,7 +117,9 @@ def _wrap(name: str, fn: Callable[_P, _R]) -> Callable[_P, _R]:
         try:
             return fn(*args, **kwargs)
         except E.CatalogError as e:
-            exc = _EXC[type(e)](message=e.message)  # type: ignore[call-arg]  # each has one field, message
+            # the nearest type with a Hive exception of its own (TableModified, EventsMissing: MetaException)
+            cls = next((_EXC[c] for c in type(e).__mro__ if c in _EXC), hms.MetaException)
+            exc = cls(message=e.message)  # type: ignore[call-arg]  # each has one field, message
             if isinstance(exc, declared):
                 raise exc from None
             if hms.MetaException in declared:
