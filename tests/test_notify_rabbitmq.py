@@ -15,21 +15,10 @@ from pathlib import Path
 
 import pytest
 
+import notify_support as ns
 from conftest import Database, unique
-from notify_support import (
-    BusServer,
-    Collector,
-    check_all_delivered,
-    check_durable_subscription,
-    check_hcat_body,
-    check_relay_sigkill_loses_nothing,
-    rabbitmq_broker,
-    relay_run,
-    scripted_ddl_at,
-    serve_with_bus,
-)
 
-_ = rabbitmq_broker  # the fixture
+rabbitmq_broker = ns.rabbitmq_broker  # the fixture, for this module's tests
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -38,17 +27,17 @@ EVENTS = 10_000
 
 @pytest.fixture(scope="module")
 def amqp_server(rabbitmq_broker: str, database: Database,
-                tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusServer]:
-    yield from serve_with_bus(rabbitmq_broker, database, tmp_path_factory, "amqp-serve")
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[ns.BusServer]:
+    yield from ns.serve_with_bus(rabbitmq_broker, database, tmp_path_factory, "amqp-serve")
 
 
-def test_amqp_messages(amqp_server: BusServer, rabbitmq_broker: str) -> None:
+def test_amqp_messages(amqp_server: ns.BusServer, rabbitmq_broker: str) -> None:
     import pika
 
     from metastore.notify import subscribe
 
     db = unique("amqp")
-    got = Collector()
+    got = ns.Collector()
     sub = subscribe(["hcat", f"hcat.{db}.#"], got, bus=rabbitmq_broker)
     # a plain AMQP consumer too: the message as any AMQP client sees it
     conn = pika.BlockingConnection(pika.URLParameters(rabbitmq_broker))
@@ -57,7 +46,7 @@ def test_amqp_messages(amqp_server: BusServer, rabbitmq_broker: str) -> None:
     ch.queue_bind(q, "amq.topic", routing_key=f"hcat.{db}.*")
     try:
         assert sub.ready.wait(20)
-        expected = scripted_ddl_at(amqp_server.port, db)
+        expected = ns.scripted_ddl_at(amqp_server.port, db)
         assert got.wait(len(expected), 30)
         time.sleep(0.3)
         mine = [m for m in got.messages if m.topic != "hcat" or m.fields()["db"] == db]
@@ -65,7 +54,7 @@ def test_amqp_messages(amqp_server: BusServer, rabbitmq_broker: str) -> None:
         for m, e in zip(mine, expected):
             assert m.headers["HCAT_MESSAGE_VERSION"] == "0.1" and m.headers["HCAT_MESSAGE_FORMAT"] == "json"
             assert m.headers["HCAT_EVENT"] == e["type"] and int(m.headers["HCAT_EVENT_ID"]) == m.event_id
-            check_hcat_body(m.fields(), e, server=amqp_server.uri)
+            ns.check_hcat_body(m.fields(), e, server=amqp_server.uri)
         method, props, body = ch.basic_get(q, auto_ack=True)
         assert method is not None and method.routing_key == f"hcat.{db}.clicks"
         assert props.content_type == "text/plain" and props.delivery_mode == 2
@@ -78,7 +67,7 @@ def test_amqp_messages(amqp_server: BusServer, rabbitmq_broker: str) -> None:
 
 
 def test_relay_sigkill_loses_nothing(rabbitmq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
-    check_relay_sigkill_loses_nothing(rabbitmq_broker, tmp_path, fresh_database.url, EVENTS)
+    ns.check_relay_sigkill_loses_nothing(rabbitmq_broker, tmp_path, fresh_database.url, EVENTS)
 
 
 def _rabbitmqctl(*args: str) -> bool:
@@ -95,12 +84,12 @@ def _stop_app() -> None:
 def test_broker_outage_loses_nothing(rabbitmq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
     if not _rabbitmqctl("status"):
         pytest.skip("rabbitmqctl cannot control the local RabbitMQ")
-    with relay_run(rabbitmq_broker, tmp_path, fresh_database.url, "outage") as run:
+    with ns.relay_run(rabbitmq_broker, tmp_path, fresh_database.url, "outage") as run:
         try:  # the broker is back before the subscription is forgotten (that needs the broker)
             run.broker_outage(_stop_app, lambda: _rabbitmqctl("start_app"), EVENTS)
             run.wait_all(EVENTS)
             assert run.sub.reconnects >= 1 and "broker unavailable" in run.relay.output()
-            check_all_delivered(run.cat, run.got, EVENTS)
+            ns.check_all_delivered(run.cat, run.got, EVENTS)
         finally:
             _rabbitmqctl("start_app")
 
@@ -123,4 +112,4 @@ def test_benchmark_smoke(rabbitmq_broker: str, tmp_path: Path) -> None:
 
 
 def test_durable_subscription(rabbitmq_broker: str) -> None:
-    check_durable_subscription(rabbitmq_broker)
+    ns.check_durable_subscription(rabbitmq_broker)
