@@ -10,11 +10,10 @@ class RestError(HttpError):
     """An error answered to the client with an HTTP status and an Iceberg exception type name."""
 
     def __init__(self, code: int, type_: str, message: str) -> None:
-        super().__init__(code, message, type_)
-        self.type = type_
+        super().__init__(code, message, type_)  # the type name is HttpError's kind
 
     def body(self) -> JsonObject:
-        return {"error": {"message": self.message, "type": self.type, "code": self.code}}
+        return {"error": {"message": self.message, "type": self.kind, "code": self.code}}
 
 
 def bad_request(message: str) -> RestError:
