@@ -170,10 +170,12 @@ class HCatMessages:
         params = (read_event(e) if m is None else m).table_parameters() if e.tableName else None
         return self.topics.topic(e.eventType, e.dbName, e.tableName, params)
 
-    def message(self, e: NotificationEvent) -> BusMessage:
-        m = read_event(e)
+    def message(self, e: NotificationEvent, m: messages.Message | None = None, topic: str | None = None) -> BusMessage:
+        """The event as a bus message; `m` and `topic`, when the caller has them already (the event's
+        read_event() and topic()), are not worked out again."""
+        m = read_event(e) if m is None else m
         return BusMessage(
-            event_id=e.eventId, event_type=e.eventType, topic=self.topic(e, m),
+            event_id=e.eventId, event_type=e.eventType, topic=self.topic(e, m) if topic is None else topic,
             body=self.fmt.encode(self.fields(e, m)),
             headers={HCAT_EVENT: e.eventType, HCAT_MESSAGE_VERSION: self.fmt.version,
                      HCAT_MESSAGE_FORMAT: self.fmt.name, HCAT_EVENT_ID: str(e.eventId)},

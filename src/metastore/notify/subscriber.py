@@ -40,7 +40,7 @@ from typing import Any
 from ..core import messages
 from ..core.errors import CatalogError, EventsMissing
 from .brokers import BrokerError, BrokerSubscriber, Delivery, is_embedded, open_broker
-from .hcat import HCAT_EVENT, HCAT_EVENT_ID, HCAT_MESSAGE_FORMAT, HCatMessages, decode_body, get_format
+from .hcat import HCAT_EVENT, HCAT_EVENT_ID, HCAT_MESSAGE_FORMAT, HCatMessages, decode_body, get_format, read_event
 from .source import CatalogSource, LogSource, open_source
 from .topics import TopicMapper, matcher
 
@@ -304,9 +304,10 @@ class LogSubscription(Subscription):
                     for e in events:
                         if self._stop.is_set():
                             break
-                        topic = self.messages.topic(e)
+                        m = read_event(e)  # once: the topic and the body both read it
+                        topic = self.messages.topic(e, m)
                         if self.match(topic):
-                            bm = self.messages.message(e)
+                            bm = self.messages.message(e, m, topic)
                             try:
                                 self._deliver(Message(bm.topic, bm.event_id, bm.event_type, bm.body, bm.headers))
                             except BaseException:
