@@ -730,15 +730,20 @@ class Catalog:
             raise MetaError(f"Specified key <{sorted(missing)[0]}> is not a partitioning key for the table")
         return node
 
+    def _filtered(self, t: m.Table, text: str | None, read: Callable[[Node | None], _R]) -> _R:
+        """`read(node)` of a client's filter on `t` (see _filter); the store's FilterErrors (its limits on the
+        translated filter) reach the client as MetaError."""
+        node = self._filter(t, text)
+        try:
+            return read(node)
+        except FilterError as e:
+            raise MetaError(str(e)) from e
+
     def _by_filter(self, db: str, table: str, text: str | None,
                    read: Callable[[Tx, m.Table, Node | None], _R]) -> _R:
         with self._read() as tx:
             t = self._table_or_nso(tx, db, table)
-            node = self._filter(t, text)
-            try:
-                return read(tx, t, node)
-            except FilterError as e:  # the store's limits on the translated filter
-                raise MetaError(str(e)) from e
+            return self._filtered(t, text, lambda node: read(tx, t, node))
 
     def get_partitions_by_filter(self, db: str, table: str, text: str | None, max_parts: int = -1) -> list[m.Partition]:
         return self._by_filter(db, table, text, lambda tx, t, node: tx.partitions(t, filter=node, limit=max_parts))
@@ -752,13 +757,7 @@ class Catalog:
         return self.store.table_version(db.lower(), name.lower())
 
     def count_partitions_by_filter(self, db: str, table: str, text: str | None) -> int:
-        with self._read() as tx:
-            t = self._table_or_nso(tx, db, table)
-            node = self._filter(t, text)
-            try:
-                return tx.count_partitions(t, filter=node)
-            except FilterError as e:
-                raise MetaError(str(e)) from e
+        return self._by_filter(db, table, text, lambda tx, t, node: tx.count_partitions(t, filter=node))
 
     def get_partitions_by_names(self, db: str, table: str, names: Sequence[str]) -> list[m.Partition]:
         with self._read() as tx:
@@ -870,11 +869,7 @@ class Catalog:
                 wanted = [make_part_name(keys, part_vals_from_name(keys, n, NoSuchObject)) for n in names]
                 parts = tx.partitions(t, names=wanted)
             else:
-                node = self._filter(t, where)
-                try:
-                    parts = tx.partitions(t, filter=node)
-                except FilterError as e:
-                    raise MetaError(str(e)) from e
+                parts = self._filtered(t, where, lambda node: tx.partitions(t, filter=node))
                 wanted = [self._part_name(t, p.values) for p in parts]
             if len(parts) < len(set(wanted)) and not if_exists:
                 have = {self._part_name(t, p.values) for p in parts}
