@@ -247,3 +247,14 @@ def test_minimal_mode_sends_names_and_versions_and_fetches_on_demand(server: Ser
         local.close()
         remote.close()
         s.close()
+
+
+@pytest.mark.parametrize("query", ["/topic?from=999999999&wait=nan", "/topic?from=999999999&wait=inf",
+                                   "/sync?event=999999999&timeout=inf", "/sync?event=999999999&timeout=nan"])
+def test_a_wait_that_is_no_finite_number_is_a_bad_request(svc: CatalogdService, query: str) -> None:
+    # nan or inf would hold the connection's thread without end (nan: spinning on the publisher's condition)
+    t0 = time.monotonic()
+    with pytest.raises(urllib.error.HTTPError) as h:
+        urllib.request.urlopen(f"http://127.0.0.1:{svc.http_port}{query}", timeout=10)
+    assert h.value.code == 400 and "not a finite number of seconds" in json.loads(h.value.read())["error"]
+    assert time.monotonic() - t0 < 5

@@ -6,12 +6,15 @@ HTTP endpoint (JSON, on --http-port, default the Thrift port + 1):
                                        asking from V acknowledges V for subscriber N (SYNC_DDL counts on it)
   GET /object?kind=table&key=db.t      one object (minimal topic mode: subscribers fetch on demand)
   GET /sync?event=N&timeout=S          SYNC_DDL wait for event N: 200, or 504 with the timeout error
+A client's wait (S) is a finite number of seconds, at most MAX_TOPIC_WAIT, or MAX_SYNC_WAIT (--sync-ddl-timeout
+if longer): a connection holds its thread while it waits.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 import urllib.parse
@@ -170,6 +173,19 @@ class CatalogdService:
                 "sync_ddl": self.sync_ddl}
 
 
+MAX_TOPIC_WAIT = 30.0  # seconds a /topic long-poll may wait
+MAX_SYNC_WAIT = 300.0  # seconds a /sync may wait
+
+
+def _seconds(q: dict[str, str], key: str, default: float, most: float) -> float:
+    """The query's wait `key` in seconds, within [0, most]; ValueError (a 400) for one that is not a finite
+    number (nan and inf would wait without end)."""
+    s = float(q[key]) if key in q else default
+    if not math.isfinite(s):
+        raise ValueError(f"{key} is not a finite number of seconds")
+    return min(max(s, 0.0), most)
+
+
 class _Endpoint(BoundedHandler):
     """catalogd's HTTP endpoint on the shared bounded server (server/http.py: connection cap answered 503, the
     fronts' clocks, request line and header caps). GETs only, one request a connection (HTTP/1.0), so a body
@@ -194,7 +210,7 @@ class _Endpoint(BoundedHandler):
                 if name not in pub.acked:
                     pub.register(name)
                 pub.ack(name, frm)
-                ups, complete = pub.updates_since(frm, min(float(q.get("wait", "0")), 30.0))
+                ups, complete = pub.updates_since(frm, _seconds(q, "wait", 0.0, MAX_TOPIC_WAIT))
                 if frm == 0 or not complete:
                     ups = [pub.full_update()]
                 self._send(200, {"updates": [update_to_json(x) for x in ups]})
@@ -203,7 +219,9 @@ class _Endpoint(BoundedHandler):
                 self._send(200, object_to_json(kind, svc.fetch(kind, key)))
             elif u.path == "/sync":
                 try:
-                    v = svc.wait_for_event(int(q["event"]), float(q["timeout"]) if "timeout" in q else None)
+                    # at most MAX_SYNC_WAIT, or the server's own SYNC_DDL timeout if longer
+                    most = max(MAX_SYNC_WAIT, svc.sync_ddl_timeout)
+                    v = svc.wait_for_event(int(q["event"]), _seconds(q, "timeout", svc.sync_ddl_timeout, most))
                     self._send(200, {"version": v})
                 except SyncDdlTimeout as e:
                     self._send(504, {"error": str(e)})
