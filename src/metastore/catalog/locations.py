@@ -141,18 +141,16 @@ def _encodable(location: str) -> bool:
 
 
 def _clean(path: str, location: str, what: str) -> str:
-    depth = 0
-    for part in path.split("/"):
-        if part == "..":
-            depth -= 1
-            if depth < 0:
-                raise InvalidObject(f"{what} {location!r} climbs above the root with '..'")
-        elif part not in ("", "."):
-            depth += 1
+    if _climbs(path):
+        raise InvalidObject(f"{what} {location!r} climbs above the root with '..'")
+    return _normpath(path)
+
+
+def _normpath(path: str) -> str:
+    """posixpath.normpath of a path whose `..` stays below the root, with one leading slash (normpath keeps a
+    leading double slash, as POSIX allows; a path here has one root)."""
     out = posixpath.normpath(path)
-    if out.startswith("//"):  # normpath keeps a leading double slash (POSIX); a path has one root
-        out = "/" + out.lstrip("/")
-    return out
+    return "/" + out.lstrip("/") if out.startswith("//") else out
 
 
 def is_under(path: str, root: str) -> bool:
@@ -282,13 +280,11 @@ def lexical_path(location: str | None) -> str | None:
         return None
     if not _UNTIDY_PATH.search(path):
         return path  # the usual case: nothing to resolve
-    if ".." in path.split("/"):
-        return None if _climbs(path) else posixpath.normpath(path)
-    out = posixpath.normpath(path)
-    return "/" + out.lstrip("/") if out.startswith("//") else out
+    return None if _climbs(path) else _normpath(path)
 
 
 def _climbs(path: str) -> bool:
+    """Whether a `..` of the path climbs above its root."""
     depth = 0
     for part in path.split("/"):
         if part == "..":
