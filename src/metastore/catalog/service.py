@@ -34,7 +34,7 @@ from ..core.events import EventType
 from ..core.filters import FilterError, Node, keys_of, parse
 from ..core.names import bad_values_message, column_error, java_list, make_part_name, part_vals_from_name, valid_name
 from ..store.store import Store, TableRef, Tx
-from .locations import LocationPolicy, Occupant, lexical_path, overlap, resolve, spellings
+from .locations import LocationPolicy, Occupant, is_under, lexical_path, overlap, resolve, spellings
 from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
 from .locks import Locks
 from .warehouse import DirBatch, EarlyRmdir, Warehouse
@@ -186,7 +186,7 @@ class Catalog:
         if _under(location, parent):
             return True
         a, b = lexical_path(location), lexical_path(parent)
-        return a is not None and b is not None and (a == b or a.startswith(b.rstrip("/") + "/"))
+        return a is not None and b is not None and is_under(a, b)
 
     # ---- databases ----------------------------------------------------------------------------------
 
