@@ -271,10 +271,7 @@ class Applier:
         elif isinstance(msg, AlterDatabase) and msg.after is not None:
             c.put_database(msg.after)
         elif isinstance(msg, DropDatabase):
-            # all its tables write-locked at once (all-or-nothing), so no reader sees half a database gone
-            keys = [k for k in list(c.tables) if k[0] == task.db]
-            with c.lock_tables(keys):
-                c.remove_database(task.db)
+            self._drop_database(task.db)
         elif isinstance(msg, CreateFunction) and msg.function is not None:
             c.put_function(task.db, msg.function)
         elif isinstance(msg, DropFunction):
@@ -290,9 +287,14 @@ class Applier:
             for fn in self.ms.get_functions(db, "*"):
                 c.put_function(db, self.ms.get_function(db, fn))
         except hms.NoSuchObjectException:
-            keys = [k for k in list(c.tables) if k[0] == db]
-            with c.lock_tables(keys):
-                c.remove_database(db)
+            self._drop_database(db)
+
+    def _drop_database(self, db: str) -> None:
+        # all its tables write-locked at once (all-or-nothing), so no reader sees half a database gone
+        c = self.cache
+        keys = [k for k in list(c.tables) if k[0] == db]
+        with c.lock_tables(keys):
+            c.remove_database(db)
 
     # -- tables ---------------------------------------------------------------------------------------
     def _apply_table(self, task: TableTask) -> None:
