@@ -172,7 +172,7 @@ def first_conflict(mine: list[LockRow], others: list[LockRow]) -> LockRow | None
 
 # ---- the holder of the server's own locks --------------------------------------------------------------
 
-_HOLDER = re.compile(r"\[holder ([0-9a-f]{16}) ([1-9][0-9]{0,9}) ([0-9]{0,20})\]$")
+_HOLDER = re.compile(r"\[holder ([0-9a-f]{16}) ([1-9][0-9]{0,9}) ([0-9]{0,20})\]\Z")
 
 
 def _read(path: str) -> str:
@@ -285,7 +285,7 @@ class Locks:
         for ext, info in q.tagged_locks(f"%[holder {_MACHINE} %"):
             if holder_gone(info) and q.delete_lock(ext):
                 n += 1
-                log.warning("released %s, held by a server process of this host that is gone (%s)",
+                log.warning("released %s, held by a server process of this host that is gone (%r)",
                             _lock_name(ext), info)
         return n
 
