@@ -202,7 +202,7 @@ class _Handler(BoundedHandler):
         except CatalogError as e:  # anything the operations did not map themselves
             self.send_error_body(RestError(500, "ServiceFailureException", e.message))
         except Exception as e:  # a bug or an unexpected failure: answered, logged, the server goes on
-            log.exception("%s %s failed", method, self.path)
+            log.exception("%s %r failed", method, self.path)  # the path is the client's: repr escapes it
             # an unexpected error's text may quote a file or a setting: the log has it, the client does not
             self.send_error_body(RestError(500, "ServiceFailureException",
                                            f"Internal error ({e.__class__.__name__}); see the server log"))

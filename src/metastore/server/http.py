@@ -43,6 +43,8 @@ MAX_REQUEST_LINE = 16 * 1024  # method, path and query (a table's path is well u
 MAX_HEADER_BYTES = 64 * 1024  # all header lines of one request
 LINGER_SECONDS = 1.0  # after a refusal with its body unread: how long the rest of the body is read and dropped
 LINGER_BYTES = 1 << 20
+# a client's text in a log line: C0 and C1 control characters as \xHH, a backslash doubled (http.server's table)
+_CONTROL_CHARS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))} | {ord("\\"): "\\\\"}
 
 
 class RequestTimeout(TimeoutError):
@@ -304,7 +306,9 @@ class BoundedHandler(BaseHTTPRequestHandler):
             pass
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-        log.debug("%s " + format, self.address_string(), *args)
+        # the request line is the client's text: its control characters escaped, as the base class does
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s %s", self.address_string(), (format % args).translate(_CONTROL_CHARS))
 
 
 def refusal(handler: type[BoundedHandler]) -> bytes:
