@@ -87,13 +87,13 @@ def normalize(location: str, what: str = "location") -> str:
         raise InvalidObject(f"{what} is not valid Unicode text (a lone surrogate)")
     scheme = scheme_of(location)
     if scheme is None:
-        raise InvalidObject(f"{what} {location!r} is not an absolute location with a scheme (file:/..., hdfs://...)")
+        raise InvalidObject(f"{what} {_shown(location)} is not an absolute location with a scheme (file:/..., hdfs://...)")
     if scheme not in KNOWN_SCHEMES:
-        raise InvalidObject(f"{what} {location!r} has an unsupported scheme {scheme!r}")
+        raise InvalidObject(f"{what} {_shown(location)} has an unsupported scheme {_shown(scheme)}")
     path = local_path(location)
     if scheme == "file":
         if path is None:
-            raise InvalidObject(f"{what} {location!r} is not on this host")
+            raise InvalidObject(f"{what} {_shown(location)} is not on this host")
         return "file:" + _clean(path, location, what)
     # scheme://authority/path: the path part is cleaned, the authority kept as given
     rest = location[len(scheme) + 1:]
@@ -101,7 +101,7 @@ def normalize(location: str, what: str = "location") -> str:
         authority, slash, p = rest[2:].partition("/")
         return f"{location[:len(scheme)]}://{authority}" + (_clean("/" + p, location, what) if slash else "")
     if not rest.startswith("/"):
-        raise InvalidObject(f"{what} {location!r} is not absolute")
+        raise InvalidObject(f"{what} {_shown(location)} is not absolute")
     return f"{location[:len(scheme)]}:" + _clean(rest, location, what)
 
 
@@ -131,6 +131,15 @@ def resolve(location: str, what: str = "location") -> str:
     return norm
 
 
+_SHOWN = 256  # characters of a client's location an error message repeats
+
+
+def _shown(text: str) -> str:
+    """A client's text as an error message shows it: quoted, and cut after _SHOWN characters (a location may be
+    as long as a request)."""
+    return repr(text) if len(text) <= _SHOWN else repr(text[:_SHOWN]) + "..."
+
+
 def _encodable(location: str) -> bool:
     """Whether the location can name a file (a lone surrogate, which JSON can carry, cannot be encoded)."""
     try:
@@ -142,7 +151,7 @@ def _encodable(location: str) -> bool:
 
 def _clean(path: str, location: str, what: str) -> str:
     if _climbs(path):
-        raise InvalidObject(f"{what} {location!r} climbs above the root with '..'")
+        raise InvalidObject(f"{what} {_shown(location)} climbs above the root with '..'")
     return _normpath(path)
 
 
