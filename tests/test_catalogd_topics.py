@@ -258,3 +258,18 @@ def test_a_wait_that_is_no_finite_number_is_a_bad_request(svc: CatalogdService, 
         urllib.request.urlopen(f"http://127.0.0.1:{svc.http_port}{query}", timeout=10)
     assert h.value.code == 400 and "not a finite number of seconds" in json.loads(h.value.read())["error"]
     assert time.monotonic() - t0 < 5
+
+
+def test_a_remote_subscriber_not_heard_from_is_forgotten(svc: CatalogdService) -> None:
+    # HTTP clients never unregister: a name made up by a client, or a subscriber gone for good, would be held
+    # for ever and waited for by every SYNC_DDL after it
+    pub = Publisher(TopicBuilder(svc.cache, "full"), remote_ttl=0.3)
+    pub.register("ghost")
+    pub.register("alive")
+    pub.register("in-process", subscriber=object())
+    for _ in range(4):
+        time.sleep(0.1)
+        pub.ack("alive", 1)  # a poll
+        pub._forget_silent()
+    assert "ghost" not in pub.acked and "ghost" not in pub.subscribers
+    assert pub.acked == {"alive": 1, "in-process": 0}

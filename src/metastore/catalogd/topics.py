@@ -128,13 +128,19 @@ class TopicBuilder:
 class Publisher:
     """Builds updates on a schedule and hands them to subscribers; remembers what each subscriber applied."""
 
-    def __init__(self, builder: TopicBuilder, interval: float = 0.05, keep: int = 1000) -> None:
+    def __init__(self, builder: TopicBuilder, interval: float = 0.05, keep: int = 1000,
+                 remote_ttl: float = 120.0) -> None:
         self.builder = builder
         self.interval = interval
         self.keep = keep
         self.history: list[TopicUpdate] = []
         self.subscribers: dict[str, Any] = {}  # name -> in-process subscriber (has .deliver(update))
         self.acked: dict[str, int] = {}  # name -> catalog version the subscriber has applied
+        # remote subscribers (named by HTTP clients, which never unregister): name -> when last heard from.
+        # One not heard from within remote_ttl seconds is forgotten, so neither the names a client makes up nor
+        # a subscriber gone for good are held for ever (nor waited for by every SYNC_DDL after it)
+        self.remote_ttl = remote_ttl
+        self._heard: dict[str, float] = {}
         self.cond = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -148,17 +154,34 @@ class Publisher:
         with self.cond:
             self.subscribers[name] = subscriber
             self.acked.setdefault(name, 0)
+            if subscriber is None:
+                self._heard[name] = time.monotonic()
 
     def unregister(self, name: str) -> None:
         with self.cond:
             self.subscribers.pop(name, None)
             self.acked.pop(name, None)
+            self._heard.pop(name, None)
             self.cond.notify_all()
+
+    def _forget_silent(self) -> None:
+        """Forgets the remote subscribers not heard from within remote_ttl."""
+        cutoff = time.monotonic() - self.remote_ttl
+        with self.cond:
+            gone = [n for n, t in self._heard.items() if t < cutoff]
+            for n in gone:
+                del self._heard[n]
+                self.subscribers.pop(n, None)
+                self.acked.pop(n, None)
+            if gone:
+                self.cond.notify_all()
 
     def ack(self, name: str, version: int) -> None:
         with self.cond:
             if name in self.acked:
                 self.acked[name] = max(self.acked[name], version)
+            if name in self._heard:
+                self._heard[name] = time.monotonic()
             self.cond.notify_all()
 
     def publish_once(self) -> TopicUpdate | None:
@@ -218,6 +241,7 @@ class Publisher:
         while not self._stop.is_set():
             try:
                 self.publish_once()
+                self._forget_silent()
             except Exception:  # noqa: BLE001
                 pass
             self._stop.wait(self.interval)
