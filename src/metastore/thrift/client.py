@@ -41,7 +41,7 @@ _EVENTS_MISSING = "events missing"
 
 # Calls that change nothing: `forward` retries these (with retry_reads) by their name.
 READ_PREFIXES = ("get_", "getMeta", "getName", "getVersion", "getStatus", "getCounter", "aliveSince",
-                 "show_locks", "check_lock", "partition_name_", "show_compact", "get_open_txns")
+                 "show_locks", "check_lock", "partition_name_", "show_compact")
 
 
 class MetastoreUnavailable(ConnectionError):
