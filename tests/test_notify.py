@@ -489,3 +489,18 @@ def test_migration_0002_upgrades_an_existing_store(tmp_path: Path) -> None:
     assert "NOTIFICATION_CONSUMERS" in sa.inspect(engine).get_table_names()
     migrate.upgrade(engine)
     migrate.check(engine)
+
+
+def test_gzip_message_is_read_and_a_bomb_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hive 3/4's gzip(json-2.0) messages are read; one that inflates beyond the cap is refused, not inflated."""
+    import base64
+    import gzip
+
+    from metastore.core import messages
+
+    text = base64.b64encode(gzip.compress(json.dumps({"db": "d", "table": "t"}).encode()))
+    assert messages.message_fields(text, "gzip(json-2.0)") == {"db": "d", "table": "t"}
+    monkeypatch.setattr(messages, "MAX_MESSAGE_BYTES", 1000)
+    bomb = base64.b64encode(gzip.compress(b" " * 1_000_000))  # ~1 KiB of gzip
+    with pytest.raises(messages.MessageError, match="inflates beyond 1000 bytes"):
+        messages.message_fields(bomb, "gzip(json-2.0)")

@@ -8,9 +8,9 @@ Thrift's JSON protocol, as Hive's JSONMessageFactory writes them, so Hive's own 
 from __future__ import annotations
 
 import base64
-import gzip
 import json
 import time
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -377,15 +377,30 @@ class MessageError(ValueError):
     """A message that is not Hive's JSON (or its gzip form): the reader decides whether to skip or stop."""
 
 
+# The largest message text a reader decompresses: a gzip message is read from another metastore, and a few KiB
+# of it may inflate to gigabytes. Hive's own messages are far below (a table with 10,000 partitions: ~10 MiB).
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+
+def _gunzip(data: bytes) -> bytes:
+    d = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
+    out = d.decompress(data, MAX_MESSAGE_BYTES)
+    if d.unconsumed_tail:
+        raise MessageError(f"a gzip message inflates beyond {MAX_MESSAGE_BYTES} bytes")
+    return out
+
+
 def message_fields(text: str | bytes | None, fmt: str | None = None) -> dict[str, Any]:
     """The JSON object of a message text; Hive 3/4's `gzip(json-2.0)` format (base64 of gzip) too."""
     if not text:
         return {}
     try:
         if fmt and fmt.startswith("gzip"):
-            text = gzip.decompress(base64.b64decode(text))
+            text = _gunzip(base64.b64decode(text))
         raw = json.loads(text)
-    except (ValueError, OSError, EOFError) as e:
+    except MessageError:
+        raise
+    except (ValueError, OSError, EOFError, zlib.error) as e:
         raise MessageError(f"not a JSON message ({type(e).__name__})") from None
     if not isinstance(raw, dict):
         raise MessageError("not a JSON object")
