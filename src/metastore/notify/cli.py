@@ -21,10 +21,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _settings(ctx: click.Context, **kw: object) -> Settings:
-    return command_settings(ctx, **kw)
-
-
 def _catalog(s: Settings) -> Catalog:
     from ..store.migrate import SchemaVersionError
 
@@ -71,7 +67,7 @@ def relay(ctx: click.Context, db: str | None, data_dir: str | None, bus: str | N
     from ..app import build_relay
     from .brokers import is_embedded
 
-    s = _settings(ctx, db=db, data_dir=data_dir, bus=bus, topic_prefix=topic_prefix)
+    s = command_settings(ctx, db=db, data_dir=data_dir, bus=bus, topic_prefix=topic_prefix)
     if message_format:
         s.extra["hcatalog.message.format"] = message_format
     if is_embedded(s.bus):
@@ -126,7 +122,7 @@ def events_tail(ctx: click.Context, topics: tuple[str, ...], bus: str | None, me
     from .brokers import is_embedded
     from .subscriber import Message, subscribe
 
-    s = _settings(ctx, db=db, bus=bus, topic_prefix=topic_prefix, metastore=metastore)
+    s = command_settings(ctx, db=db, bus=bus, topic_prefix=topic_prefix, metastore=metastore)
     seen = 0
     done = threading.Event()
 
@@ -184,7 +180,7 @@ def consumers(ctx: click.Context, db: str | None, data_dir: str | None) -> None:
     have not read. Without a subcommand: list them."""
     ctx.obj = dict(ctx.obj or {}, db=db, data_dir=data_dir)
     if ctx.invoked_subcommand is None:
-        cat = _catalog(_settings(ctx, db=db, data_dir=data_dir))
+        cat = _catalog(command_settings(ctx, db=db, data_dir=data_dir))
         current, oldest = cat.current_event_id(), cat.oldest_event_id()
         click.echo(f"log: events {oldest if oldest is not None else '-'} to {current}")
         for c in cat.consumers():
@@ -197,7 +193,7 @@ def consumers(ctx: click.Context, db: str | None, data_dir: str | None) -> None:
 
 def _consumer_catalog(ctx: click.Context) -> Catalog:
     o = ctx.parent.obj if ctx.parent else {}
-    return _catalog(_settings(ctx, db=o.get("db"), data_dir=o.get("data_dir")))
+    return _catalog(command_settings(ctx, db=o.get("db"), data_dir=o.get("data_dir")))
 
 
 @consumers.command("register")
@@ -243,7 +239,7 @@ def events_clean(ctx: click.Context, db: str | None, data_dir: str | None, ttl: 
     """Clean the log once, as the server does every event_clean_interval."""
     from .background import retention_settings
 
-    s = _settings(ctx, db=db, data_dir=data_dir)
+    s = command_settings(ctx, db=db, data_dir=data_dir)
     t, cap, _ = retention_settings(s)
     try:  # one-off values of this command, not settings
         t = parse_duration(ttl, t) or 0
