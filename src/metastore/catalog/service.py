@@ -84,12 +84,9 @@ class Catalog:
         return self.store.connection_scope()
 
     def transaction(self) -> AbstractContextManager[Tx]:
-        """A store write transaction, for the catalog's own parts that change the store together with it (the
+        """A store write transaction, for the catalog's writes and its parts that change the store with it (the
         lock manager): serialized with every other writer, committed at the end of the block, rolled back by an
         exception; a database failure comes out as a MetaError (AlreadyExists for a lost race on a unique key)."""
-        return self.store.write()
-
-    def _write(self) -> AbstractContextManager[Tx]:
         return self.store.write()
 
     def _read(self) -> AbstractContextManager[Tx]:
@@ -99,7 +96,7 @@ class Catalog:
         tx.add_event(kind, db, table, message, self.msg.format, _now())
 
     def ensure_default_database(self) -> None:
-        with self._write() as tx:
+        with self.transaction() as tx:
             if tx.db_id("default") is None:
                 tx.insert_database(m.Database(name="default", description="Default Hive database",
                                               locationUri=self.wh.database_location("default"), ownerName="public",
@@ -202,7 +199,7 @@ class Catalog:
             db.createTime = _now()
         if db.ownerType is None:
             db.ownerType = 1  # Hive records a database without an owner type as owned by a USER
-        with self._write() as tx:
+        with self.transaction() as tx:
             if tx.db_id(db.name) is not None:
                 raise AlreadyExists(f"Database {db.name} already exists")
             self._check_managed(tx, db.locationUri, "Database location", InvalidObject, own_db=db.name,
@@ -229,7 +226,7 @@ class Catalog:
 
     def alter_database(self, name: str, new: m.Database) -> None:
         name = name.lower()
-        with self._write() as tx:
+        with self.transaction() as tx:
             old = tx.get_database(name)
             if old is None:
                 raise NoSuchObject(f"{name}")
@@ -246,7 +243,7 @@ class Catalog:
         if name == "default":
             raise MetaError("Can not drop default database")
         locations: list[str | None] = []
-        with self._write() as tx:
+        with self.transaction() as tx:
             db = tx.get_database(name)
             if db is None:
                 raise NoSuchObject(f"{name}")
@@ -320,7 +317,7 @@ class Catalog:
         if not t.createTime:
             t.createTime = now
         made_dir = False
-        with self._write() as tx:
+        with self.transaction() as tx:
             db = tx.db_location(t.dbName)
             if db is None:
                 raise InvalidObject(f"{t.dbName}")  # Hive: the table's database does not exist
@@ -417,7 +414,7 @@ class Catalog:
             new.sd = replace(new.sd, location=self._resolve(new.sd.location, "table location", InvalidOperation))
         env = env or {}
         moved: tuple[str | None, str | None] | None = None
-        with (nullcontext(tx) if tx is not None else self._write()) as tx:
+        with (nullcontext(tx) if tx is not None else self.transaction()) as tx:
             found = tx.get_table_and_ref(db, name)
             if found is None:
                 raise InvalidOperation(f"{db}.{name} table not found")
@@ -501,7 +498,7 @@ class Catalog:
         for db, name, new, _env in changes:
             if (new.dbName or db).lower() != db.lower() or (new.tableName or name).lower() != name.lower():
                 raise InvalidOperation(f"alter_tables_cas cannot rename {db}.{name}")
-        with self._write() as tx:
+        with self.transaction() as tx:
             for db, name, new, env in changes:
                 self.alter_table(db, name, new, env=env, tx=tx)
 
@@ -528,7 +525,7 @@ class Catalog:
         db, name = db.lower(), name.lower()
         early: EarlyRmdir | None = None  # the table's directory, when empty, goes while the rows are deleted
         try:
-            with self._write() as tx:
+            with self.transaction() as tx:
                 found = tx.get_table_and_ref(db, name)
                 if found is None:
                     raise NoSuchObject(f"{db}.{name} table not found")
@@ -586,7 +583,7 @@ class Catalog:
             return []
         dirs: DirBatch | None = None
         try:
-            with self._write() as tx:
+            with self.transaction() as tx:
                 t, ref = self._table_for_write(
                     tx, db, table, InvalidObject,
                     "Unable to add partition because table or database do not exist" if single
@@ -775,7 +772,7 @@ class Catalog:
     def alter_partitions(self, db: str, table: str, parts: Sequence[m.Partition],
                          env: dict[str, str] | None = None) -> None:
         env = env or {}
-        with self._write() as tx:
+        with self.transaction() as tx:
             t, ref = self._table_for_write(tx, db, table, InvalidOperation,
                                            "Unable to alter partition because table or database does not exist.")
             names = []
@@ -804,7 +801,7 @@ class Catalog:
         if not old_values:
             return self.alter_partitions(db, table, [new])
         moved: tuple[str | None, str | None] | None = None
-        with self._write() as tx:
+        with self.transaction() as tx:
             t, ref = self._table_for_write(tx, db, table, InvalidOperation)
             old_name = self._part_name(t, self._check_values(t, old_values, InvalidOperation))
             new_vals = self._check_values(t, new.values, InvalidOperation)
@@ -857,7 +854,7 @@ class Catalog:
                         values: Sequence[str] | None = None, delete_data: bool = True, if_exists: bool = False,
                         where: str | None = None) -> list[m.Partition]:
         """Drop partitions given by names, by full values, or by a filter; returns those dropped."""
-        with self._write() as tx:
+        with self.transaction() as tx:
             t, ref = self._table_for_write(tx, db, table, NoSuchObject)
             if values is not None:
                 vals = self._check_values(t, values, MetaError)
@@ -897,7 +894,7 @@ class Catalog:
             raise InvalidObject("Function class name cannot be null")
         fn = replace(fn, functionName=fn.functionName.lower(), dbName=(fn.dbName or "").lower(),
                      createTime=fn.createTime or _now())
-        with self._write() as tx:
+        with self.transaction() as tx:
             db_id = tx.db_id(fn.dbName)
             if db_id is None:
                 raise NoSuchObject(fn.dbName)  # Hive's message: the bare name of the missing database
@@ -924,14 +921,14 @@ class Catalog:
             return tx.get_functions()
 
     def drop_function(self, db: str, name: str) -> None:
-        with self._write() as tx:
+        with self.transaction() as tx:
             fn = _delete_function(tx, db, name, NoSuchObject(f"Function {name} does not exist"))
             self._event(tx, EventType.DROP_FUNCTION, fn.dbName, None, self.msg.drop_function(fn))
 
     def alter_function(self, db: str, name: str, new: m.Function) -> None:
         if not valid_name(new.functionName):
             raise InvalidOperation(f"{new.functionName} is not a valid object name")
-        with self._write() as tx:
+        with self.transaction() as tx:
             _delete_function(tx, db, name, MetaError(f"function {name} doesn't exist"))
             new = replace(new, functionName=new.functionName.lower(), dbName=(new.dbName or db).lower())
             db_id = tx.db_id(new.dbName)
@@ -943,7 +940,7 @@ class Catalog:
 
     def update_column_statistics(self, stats: m.ColumnStatistics) -> None:
         d = stats.statsDesc
-        with self._write() as tx:
+        with self.transaction() as tx:
             t = tx.get_table((d.dbName or "").lower(), (d.tableName or "").lower())
             if t is None:
                 raise NoSuchObject(f"Table {d.dbName}.{d.tableName} for which stats is gathered doesn't exist.")
@@ -1007,7 +1004,7 @@ class Catalog:
 
     def delete_column_statistics(self, db: str, table: str, part_name: str | None, col: str | None,
                                  engine: str | None = None) -> bool:
-        with self._write() as tx:
+        with self.transaction() as tx:
             t = self._table_or_nso(tx, db, table)
             if part_name is None:
                 n = tx.delete_col_stats("TBL_ID", _tid(t), col.lower() if col else None, engine)
@@ -1028,7 +1025,7 @@ class Catalog:
     def fire_insert_event(self, db: str, table: str, partition_values: Sequence[str] | None, replace: bool,
                           files: Sequence[str]) -> int:
         """Record that data was inserted into a table or one of its partitions (Hive's INSERT event)."""
-        with self._write() as tx:
+        with self.transaction() as tx:
             t = self._table_or_nso(tx, db, table)
             part = None
             if partition_values:
@@ -1084,7 +1081,7 @@ class Catalog:
         if not name:
             raise InvalidInput("a consumer needs a name")
         try:
-            with self._write() as tx:
+            with self.transaction() as tx:
                 found = tx.consumers(name)
                 if found:
                     return found[0]
@@ -1098,12 +1095,12 @@ class Catalog:
 
     def set_consumer(self, name: str, last_event_id: int) -> None:
         """Move a consumer's position (forward or back), whoever holds its lease."""
-        with self._write() as tx:
+        with self.transaction() as tx:
             if not tx.update_consumer(name, LAST_EVENT_ID=last_event_id, UPDATED=_now()):
                 raise NoSuchObject(f"notification consumer {name} does not exist")
 
     def remove_consumer(self, name: str) -> bool:
-        with self._write() as tx:
+        with self.transaction() as tx:
             return tx.delete_consumer(name) > 0
 
     def claim_consumer(self, name: str, owner: str, lease_ms: int,
@@ -1112,7 +1109,7 @@ class Catalog:
         default the current event) if it is new. None while another owner's lease has not expired."""
         now_ms = int(time.time() * 1000)
         try:
-            with self._write() as tx:
+            with self.transaction() as tx:
                 found = tx.consumers(name)
                 if not found:
                     pos = tx.current_event_id() if start_at is None else start_at
@@ -1131,7 +1128,7 @@ class Catalog:
         """Move the consumer to `last_event_id` and renew the lease of `owner`; False (and nothing changed)
         when `owner` no longer holds the lease or the consumer is gone."""
         now_ms = int(time.time() * 1000)
-        with self._write() as tx:
+        with self.transaction() as tx:
             found = tx.consumers(name)
             if not found or (owner is not None and found[0].owner != owner):
                 return False
@@ -1143,7 +1140,7 @@ class Catalog:
 
     def release_consumer(self, name: str, owner: str) -> None:
         """Give up the lease (a clean stop), so another process may take over at once."""
-        with self._write() as tx:
+        with self.transaction() as tx:
             found = tx.consumers(name)
             if found and found[0].owner == owner:
                 tx.update_consumer(name, OWNER=None, LEASE_UNTIL=None)
@@ -1157,7 +1154,7 @@ class Catalog:
         soft, hard = now - ttl, (now - max_ttl if max_ttl is not None else None)
         total = 0
         while True:
-            with self._write() as tx:
+            with self.transaction() as tx:
                 rows = tx.oldest_events(chunk)
                 consumers = tx.consumers()
                 floor = min((c.lastEventId for c in consumers), default=None)
