@@ -156,6 +156,8 @@ class Publisher:
             self.acked.setdefault(name, 0)
             if subscriber is None:
                 self._heard[name] = time.monotonic()
+            else:  # in-process: unregistered by its close(), never forgotten
+                self._heard.pop(name, None)
 
     def unregister(self, name: str) -> None:
         with self.cond:
