@@ -17,6 +17,7 @@ import time
 import uuid
 
 from ..core.errors import EventsMissing
+from ..core.events import EventType
 from ..core.messages import AlterTable, MessageError, decode
 from ..thrift import hms, tjson
 from ..thrift.client import MetastoreClient, hive_message
@@ -119,6 +120,8 @@ def _bootstrap(src: MetastoreClient, staging: Staging, db: str, db_obj: object, 
 def _concerns(e: hms.NotificationEvent, db: str) -> bool:
     if (getattr(e, "dbName", None) or "").lower() == db:
         return True
+    if e.eventType != EventType.ALTER_TABLE:
+        return False  # only a rename out of the database is logged under another one: no message to decode
     try:
         m = decode(e)
         # a rename out of the database is logged under the new one: its table before is in this one
