@@ -199,6 +199,7 @@ class Loader:
         self.touched: dict[str, set[tuple[str, ...]] | None] = {}  # table -> partitions (None: all of it)
         self.resuming = False
         self.tables: set[str] = set()  # target tables known to exist (fewer lookups per event)
+        self.checked: dict[str, Message] = {}  # event directory -> its message, read by _check_locations
 
     # ---- the run ----------------------------------------------------------------------------------------
 
@@ -389,6 +390,7 @@ class Loader:
                     parts += [p for p in (m.before, m.after) if p is not None]
                 for part in parts:
                     sd(part.sd, managed, f"partition {part.values} (event {event_id})")
+                self.checked[path] = m  # _incremental applies it without reading and decoding it again
             except LocationRefused:
                 raise
             except _MALFORMED:
@@ -432,7 +434,7 @@ class Loader:
         todo: list[_Event] = []
         for event_id, path in self.dump.event_dirs():
             try:
-                m = _read_event(path)
+                m = self.checked.pop(path, None) or _read_event(path)
                 self._touch_only(m)
             except _BAD as e:
                 raise ReplError(f"event {event_id} in {path} is malformed: {type(e).__name__}: {e}") from None
