@@ -48,6 +48,26 @@ HIVE_KEYS = {
     "metastore.server.max.message.size": "max_message_bytes",
     "hive.metastore.server.max.threads": "max_connections",
     "metastore.server.max.threads": "max_connections",
+    # identity and access (README "Security")
+    "hive.metastore.sasl.enabled": "sasl",
+    "metastore.sasl.enabled": "sasl",
+    "hive.metastore.kerberos.principal": "kerberos_principal",
+    "metastore.kerberos.principal": "kerberos_principal",
+    "hive.metastore.kerberos.keytab.file": "kerberos_keytab",
+    "metastore.kerberos.keytab.file": "kerberos_keytab",
+    "hadoop.security.auth_to_local": "auth_to_local",
+    "hive.metastore.use.SSL": "use_ssl",
+    "metastore.use.SSL": "use_ssl",
+    "hive.metastore.keystore.path": "ssl_keystore",
+    "metastore.keystore.path": "ssl_keystore",
+    "hive.metastore.keystore.password": "ssl_keystore_password",
+    "metastore.keystore.password": "ssl_keystore_password",
+    "hive.metastore.truststore.path": "ssl_truststore",
+    "metastore.truststore.path": "ssl_truststore",
+    "hive.metastore.truststore.password": "ssl_truststore_password",
+    "metastore.truststore.password": "ssl_truststore_password",
+    "hive.users.in.admin.role": "admin_users",
+    "metastore.users.in.admin.role": "admin_users",
 }
 
 # Store URLs: SQLAlchemy backend -> the drivers this project installs for it (None: the URL names none).
@@ -159,11 +179,18 @@ def _at_least_one(value: int) -> int:
     return value
 
 
+def _one_of(value: str, allowed: tuple[str, ...]) -> str:
+    if value.strip().lower() not in allowed:
+        raise ValueError("one of " + ", ".join(allowed))
+    return value.strip().lower()
+
+
 # checks beyond the type, by setting
 _CHECKS: dict[str, Any] = {
     "port": _port, "rest_port": _port, "workers": _at_least_one, "pool_size": _at_least_one,
     "max_connections": _at_least_one, "max_message_bytes": _at_least_one, "max_request_bytes": _at_least_one,
     "txn_max_open_batch": _at_least_one, "filter_max_length": _at_least_one, "filter_max_in_list": _at_least_one,
+    "rest_auth": lambda v: _one_of(v, ("none", "oauth2")), "authorization": lambda v: _one_of(v, ("none", "sql")),
     "txn_timeout": _positive, "idle_timeout": _positive, "read_timeout": _positive,
     "db": lambda v: None if v is None else check_db_url(v), "bus": check_bus_url, "metastore": check_thrift_url,
 }
@@ -213,6 +240,30 @@ class Settings:
     txn_max_open_batch: int = 1000  # open_txns' largest batch (Hive's hive.txn.max.open.batch)
     filter_max_length: int = 100_000  # characters of a partition filter
     filter_max_in_list: int = 10_000  # literals of one IN list in a partition filter
+    # identity and access (README "Security"). Thrift: SASL GSSAPI (Kerberos) with the server's principal
+    # (_HOST: this host's name) and keytab; auth_to_local: Hadoop's rules mapping principals to short names
+    sasl: bool = False
+    kerberos_principal: str = ""
+    kerberos_keytab: str = ""
+    auth_to_local: str = "DEFAULT"
+    # TLS on the Thrift front (and on the clients this package runs: catalogd, repl, ...): a keystore (PKCS12
+    # or JKS, with its password) or PEM files (ssl_cert + ssl_key); the truststore is what clients trust
+    use_ssl: bool = False
+    ssl_keystore: str = ""
+    ssl_keystore_password: str = ""
+    ssl_cert: str = ""
+    ssl_key: str = ""
+    ssl_truststore: str = ""
+    ssl_truststore_password: str = ""
+    # the REST front: none (as today: every request acts as its claimed or anonymous user) or oauth2 (bearer
+    # tokens of the server's token endpoint or of an external issuer)
+    rest_auth: str = "none"
+    # authorization: none (as today) or sql (Hive's SQL-standard model: roles, grants, owners), enforced by
+    # the catalog service for every front; admin_users are in the admin role from the start
+    authorization: str = "none"
+    admin_users: str = ""
+    # the audit log: one JSON line per call; a file path, "-" for stdout, empty for none
+    audit_log: str = ""
     # anything else (Hive keys we do not interpret) is kept and served by get_config_value
     extra: dict[str, str] = field(default_factory=dict)
     # where each value set after construction came from (file path, environment variable, --flag)

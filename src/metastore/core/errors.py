@@ -70,3 +70,13 @@ class EventsMissing(MetaError):
 
 class ConfigValSecurity(CatalogError):
     """Hive's ConfigValSecurityException: a configuration key a client may not read or set."""
+
+
+class NotAuthenticated(MetaError):
+    """The caller could not be authenticated (no, expired or forged credentials): a MetaException on Thrift
+    (where the transport refuses such a connection before any call), 401 on REST."""
+
+
+class AccessDenied(MetaError):
+    """The authenticated caller lacks a privilege the call needs: Hive's MetaException "... does not have
+    privileges for ...", 403 ForbiddenException on REST. Nothing was changed."""

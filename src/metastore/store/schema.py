@@ -351,3 +351,86 @@ replication_metrics = sa.Table(
     sa.Index("IX_REPLICATION_METRICS_RM_POLICY", "RM_POLICY"),
     **_MYSQL,
 )
+
+# Identity and access (README "Security"), in the shape of Hive's: roles and their grants (ROLES, ROLE_MAP),
+# privileges at the global, database and table level (GLOBAL_PRIVS, DB_PRIVS, TBL_PRIVS; a privilege name per
+# row, as Hive's SQL-standard authorizer stores them: SELECT, INSERT, UPDATE, DELETE, ALL, ...), with the grant
+# option and who granted them. PRINCIPAL_TYPE / GRANTOR_TYPE are Hive's PrincipalType names (USER, ROLE, GROUP).
+# A database's or table's privileges go with it (ON DELETE CASCADE) and follow a rename (they key on the id).
+# DELEGATION_TOKENS and MASTER_KEYS hold the delegation tokens the server issued (SASL DIGEST-MD5) and the keys
+# that sign them, so that every server process on one store accepts them.
+_PRINCIPAL = ("PRINCIPAL_NAME", "PRINCIPAL_TYPE")
+
+
+def _grant_columns(priv: str) -> list[sa.Column[Any]]:
+    return [
+        sa.Column("CREATE_TIME", sa.Integer(), nullable=False),
+        sa.Column("GRANT_OPTION", sa.SmallInteger(), nullable=False, server_default="0"),
+        sa.Column("GRANTOR", sa.String(NAME_LEN), nullable=False),
+        sa.Column("GRANTOR_TYPE", sa.String(NAME_LEN), nullable=False),
+        sa.Column("PRINCIPAL_NAME", sa.String(NAME_LEN), nullable=False),
+        sa.Column("PRINCIPAL_TYPE", sa.String(NAME_LEN), nullable=False),
+        sa.Column(priv, sa.String(NAME_LEN), nullable=False),
+    ]
+
+
+roles = sa.Table(
+    "ROLES", metadata,
+    _id("ROLE_ID"),
+    sa.Column("CREATE_TIME", sa.Integer(), nullable=False),
+    sa.Column("OWNER_NAME", sa.String(NAME_LEN)),
+    sa.Column("ROLE_NAME", sa.String(NAME_LEN), nullable=False),
+    sa.UniqueConstraint("ROLE_NAME"),
+    **_MYSQL,
+)
+role_map = sa.Table(
+    "ROLE_MAP", metadata,
+    _id("ROLE_GRANT_ID"),
+    sa.Column("ADD_TIME", sa.Integer(), nullable=False),
+    sa.Column("GRANT_OPTION", sa.SmallInteger(), nullable=False, server_default="0"),
+    sa.Column("GRANTOR", sa.String(NAME_LEN), nullable=False),
+    sa.Column("GRANTOR_TYPE", sa.String(NAME_LEN), nullable=False),
+    sa.Column("PRINCIPAL_NAME", sa.String(NAME_LEN), nullable=False),
+    sa.Column("PRINCIPAL_TYPE", sa.String(NAME_LEN), nullable=False),
+    _fk("ROLE_ID", "ROLES.ROLE_ID"),
+    sa.UniqueConstraint("ROLE_ID", *_PRINCIPAL),
+    sa.Index("IX_ROLE_MAP_PRINCIPAL_NAME_PRINCIPAL_TYPE", *_PRINCIPAL),
+    **_MYSQL,
+)
+global_privs = sa.Table(
+    "GLOBAL_PRIVS", metadata,
+    _id("USER_GRANT_ID"),
+    *_grant_columns("USER_PRIV"),
+    sa.UniqueConstraint(*_PRINCIPAL, "USER_PRIV"),
+    **_MYSQL,
+)
+db_privs = sa.Table(
+    "DB_PRIVS", metadata,
+    _id("DB_GRANT_ID"),
+    _fk("DB_ID", "DBS.DB_ID"),
+    *_grant_columns("DB_PRIV"),
+    sa.UniqueConstraint("DB_ID", *_PRINCIPAL, "DB_PRIV"),
+    sa.Index("IX_DB_PRIVS_PRINCIPAL_NAME_PRINCIPAL_TYPE", *_PRINCIPAL),
+    **_MYSQL,
+)
+tbl_privs = sa.Table(
+    "TBL_PRIVS", metadata,
+    _id("TBL_GRANT_ID"),
+    _fk("TBL_ID", "TBLS.TBL_ID"),
+    *_grant_columns("TBL_PRIV"),
+    sa.UniqueConstraint("TBL_ID", *_PRINCIPAL, "TBL_PRIV"),
+    sa.Index("IX_TBL_PRIVS_PRINCIPAL_NAME_PRINCIPAL_TYPE", *_PRINCIPAL),
+    **_MYSQL,
+)
+delegation_tokens = sa.Table(
+    "DELEGATION_TOKENS", metadata,
+    sa.Column("TOKEN_IDENT", sa.String(767), primary_key=True),
+    sa.Column("TOKEN", sa.String(767)),
+    **_MYSQL,
+)
+master_keys = sa.Table(
+    "MASTER_KEYS", metadata,
+    _id("KEY_ID"),
+    sa.Column("MASTER_KEY", sa.String(767)),
+    **_MYSQL,
+)
