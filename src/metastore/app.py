@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .config import Settings, SettingsError, load
@@ -23,9 +24,11 @@ from .core import filters
 
 if TYPE_CHECKING:
     import socket
+    import ssl
 
     import click
 
+    from .catalog.audit import AuditLog
     from .catalog.locations import LocationPolicy
     from .catalog.service import Catalog
     from .catalogd.service import CatalogdService
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
     from .notify.relay import Relay
     from .repl.policies import Scheduler
     from .rest.server import RestServer
-    from .server.thrift_server import ThriftServer
+    from .server.thrift_server import Negotiate, ThriftServer
     from .server.workers import FrontLimits
     from .store.engine import StoreEngine
     from .store.scheduled import ScheduledStore
@@ -138,22 +141,66 @@ def build_catalog(settings: Settings) -> Catalog:
 
 # ---- the fronts -------------------------------------------------------------------------------------------
 
-def thrift_server(catalog: Catalog, settings: Settings, limits: FrontLimits) -> ThriftServer:
+@dataclass
+class TransportSecurity:
+    """The Thrift front's TLS context and SASL server, built once from the settings before anything serves
+    (a configured setting that cannot be honoured stops the server there: never silently open)."""
+
+    tls: ssl.SSLContext | None = None
+    sasl: Negotiate | None = None
+
+
+def transport_security(settings: Settings) -> TransportSecurity:
+    out = TransportSecurity()
+    if settings.use_ssl:
+        from .server.tls import server_context
+
+        out.tls = server_context(settings)
+    if settings.sasl:
+        from .server.sasl import negotiator
+
+        out.sasl = negotiator(settings)
+    return out
+
+
+def thrift_server(catalog: Catalog, settings: Settings, limits: FrontLimits,
+                  security: TransportSecurity | None = None) -> ThriftServer:
     """The Hive Metastore Thrift front on `catalog` (not yet listening: bind() or adopt())."""
     from .server.handler import Handler
     from .server.serialized import SerializedReads
     from .server.thrift_server import ThriftServer
 
-    return ThriftServer(Handler(catalog, settings.hive_config()), settings.host, settings.port,
+    security = security if security is not None else transport_security(settings)
+    audit = audit_log(settings)
+    # an audited call goes through the handler: the ready-made answers would skip its line
+    fast = SerializedReads(catalog).methods() if audit is None else {}
+    return ThriftServer(Handler(catalog, settings.hive_config(), audit), settings.host, settings.port,
                         max_message_bytes=settings.max_message_bytes, limits=limits,
-                        fast=SerializedReads(catalog).methods(), connection_scope=catalog.connection_scope)
+                        fast=fast, connection_scope=catalog.connection_scope,
+                        tls=security.tls, sasl=security.sasl)
 
 
 def rest_server(catalog: Catalog, settings: Settings, limits: FrontLimits) -> RestServer:
     """The Iceberg REST catalog front on `catalog` (not yet listening: bind() or adopt())."""
     from .rest.server import RestServer
 
-    return RestServer(catalog, settings.host, settings.rest_port, limits, settings.max_request_bytes)
+    return RestServer(catalog, settings.host, settings.rest_port, limits, settings.max_request_bytes,
+                      audit=audit_log(settings))
+
+
+_AUDIT: dict[str, AuditLog] = {}
+
+
+def audit_log(settings: Settings) -> AuditLog | None:
+    """The process's audit log of `settings.audit_log` (one per path, shared by the fronts), or None."""
+    from .catalog.audit import AuditLog
+
+    path = settings.audit_log
+    if not path:
+        return None
+    if path not in _AUDIT:
+        _AUDIT[path] = AuditLog(path)
+    return _AUDIT[path]
 
 
 class Server:
@@ -170,6 +217,7 @@ class Server:
         self.thrift_socket: socket.socket | None = None
         self.rest: RestServer | None = None
         self.warnings: list[str] = []  # what open() chose to do without (shown by the command)
+        self.security: TransportSecurity | None = None
 
     @property
     def thrift_url(self) -> str:
@@ -188,6 +236,11 @@ class Server:
         from .server.workers import front_limits, listen, small_thread_stacks
 
         s = self.settings
+        self.security = transport_security(s)  # SettingsError: configured security that cannot be honoured
+        try:
+            audit_log(s)
+        except OSError as e:
+            raise OSError(f"cannot open the audit log {s.audit_log}: {e.strerror}") from None
         if relay_enabled(s):  # the bus's client library, before anything is built
             require_bus_client(s.bus)
         self.limits = front_limits(s, fronts=2 if s.rest else 1)  # the bounds of both fronts, in each process
@@ -240,7 +293,7 @@ class Server:
 
         assert self.thrift_socket is not None and self.limits is not None
         start_wal_checkpointer(catalog.store.engine)  # one per process: a PASSIVE checkpoint never waits
-        server = thrift_server(catalog, self.settings, self.limits)
+        server = thrift_server(catalog, self.settings, self.limits, self.security)
         server.adopt(self.thrift_socket)
         if self.rest is not None:
             rest = self.rest

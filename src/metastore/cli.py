@@ -51,16 +51,18 @@ _data_dir_option = click.option("--data-dir", help="Data directory for the embed
 @click.option("--workers", type=int, help="Server processes sharing the port [1].")
 @click.option("--rest-port", type=int, help="HTTP port of the Iceberg REST catalog [8181].")
 @click.option("--rest/--no-rest", default=None, help="Serve the Iceberg REST catalog [on].")
+@click.option("--audit-log", help="Append one JSON line per call to this file ('-': stdout) [none].")
 @click.pass_context
 def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None, data_dir: str | None,
           warehouse: str | None, bus: str | None = None, relay: bool | None = None,
-          workers: int | None = None, rest_port: int | None = None, rest: bool | None = None) -> None:
+          workers: int | None = None, rest_port: int | None = None, rest: bool | None = None,
+          audit_log: str | None = None) -> None:
     """Serve the Hive Metastore Thrift API and the Iceberg REST catalog."""
     from .app import Server
     from .store.migrate import SchemaVersionError
 
     s = command_settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse, bus=bus,
-                         relay=relay, workers=workers, rest_port=rest_port, rest=rest)
+                         relay=relay, workers=workers, rest_port=rest_port, rest=rest, audit_log=audit_log)
     server = Server(s)
     try:
         server.open()

@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import __version__
+from ..catalog.audit import AuditLog
 from ..catalog.service import Catalog
+from ..core import identity
 from ..core.errors import CatalogError
 from ..server.http import MAX_BODY, BoundedHandler, BoundedHTTPServer, Gone, HttpError, RequestTimeout
 from ..server.workers import FrontLimits
@@ -170,6 +172,7 @@ class _Handler(BoundedHandler):
     server_version = f"metastore/{__version__}"
     api: _LazyApi
     base_url: str
+    audit: AuditLog | None = None
 
     @classmethod
     def error_body(cls, code: int, message: str, kind: str = "") -> bytes:
@@ -193,19 +196,36 @@ class _Handler(BoundedHandler):
         self._dispatch("PUT")
 
     def _dispatch(self, method: str) -> None:
+        if self.audit is None:
+            self._answer(method)
+            return
+        with identity.calling(method) as record:  # _handle names the operation once it is routed
+            try:
+                error = self._answer(method)
+            except BaseException as e:
+                self.audit.record("rest", record, e)
+                raise
+            self.audit.record("rest", record, error)
+
+    def _answer(self, method: str) -> BaseException | None:
+        """Handle the request; returns the error it was answered with, if any."""
         try:
             self._handle(method)
         except (RequestTimeout, Gone):
             raise
         except HttpError as e:  # a RestError, or a refused request (Content-Length, body size)
             self.send_error_body(e)
+            return e
         except CatalogError as e:  # anything the operations did not map themselves
             self.send_error_body(RestError(500, "ServiceFailureException", e.message))
+            return e
         except Exception as e:  # a bug or an unexpected failure: answered, logged, the server goes on
             log.exception("%s %r failed", method, self.path)  # the path is the client's: repr escapes it
             # an unexpected error's text may quote a file or a setting: the log has it, the client does not
             self.send_error_body(RestError(500, "ServiceFailureException",
                                            f"Internal error ({e.__class__.__name__}); see the server log"))
+            return e
+        return None
 
     def _body(self) -> JsonValue:
         if "Transfer-Encoding" not in self.headers and self.headers.get("Content-Length") is None:
@@ -248,6 +268,9 @@ class _Handler(BoundedHandler):
         if parts[0] not in _ROOTS and len(parts) > 1:
             parts = parts[1:]  # the optional {prefix}
         route, params = self._route(method, parts)
+        record = identity.current_call()
+        if record is not None:
+            record.method = route.operation
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         body = self._body() if route.body else None
         if not route.body:
@@ -299,8 +322,9 @@ class RestServer:
     """The REST catalog on its own port, served from a background thread beside the Thrift server."""
 
     def __init__(self, catalog: Catalog, host: str, port: int, limits: FrontLimits | None = None,
-                 max_request_bytes: int = MAX_BODY) -> None:
+                 max_request_bytes: int = MAX_BODY, audit: AuditLog | None = None) -> None:
         self.host, self.port = host, port
+        self.audit = audit
         self.catalog = catalog
         self.limits = limits or FrontLimits()
         self.max_request_bytes = max_request_bytes
@@ -340,7 +364,7 @@ class RestServer:
         class Handler(_Handler):  # this server's: its catalog, URL and body cap
             pass
 
-        Handler.api, Handler.base_url, Handler.max_body = api, url, max_body
+        Handler.api, Handler.base_url, Handler.max_body, Handler.audit = api, url, max_body, self.audit
         return Handler
 
     def start(self) -> None:

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 from thriftpy2.thrift import TApplicationException, TException
 
 from .. import __version__
+from ..catalog.audit import AuditLog
 from ..catalog.locks import Component, aborted_bits
 from ..catalog.service import Catalog
 from ..config import hidden_keys, parse_duration, redact, secret_key
 from ..core import errors as E
+from ..core import identity
 from ..core import model as m
 from ..core.names import split_part_name
 from ..thrift import hms
@@ -109,6 +111,23 @@ _R = TypeVar("_R")
 _T = TypeVar("_T")
 
 
+def _audited(name: str, fn: Callable[_P, _R], audit: AuditLog) -> Callable[_P, _R]:
+    """`fn` writing one audit line per call (with the Hive exception it ends with, if any)."""
+
+    @functools.wraps(fn)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with identity.calling(name) as record:
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as e:
+                audit.record("thrift", record, e)
+                raise
+            audit.record("thrift", record, None)
+            return result
+
+    return call
+
+
 def _wrap(name: str, fn: Callable[_P, _R]) -> Callable[_P, _R]:
     declared = _declared(name)
 
@@ -176,7 +195,7 @@ def _require(v: _T | None, what: str) -> _T:
 class Handler:
     """Implements every method of the IDL's ThriftHiveMetastore service (checked at start-up)."""
 
-    def __init__(self, catalog: Catalog, config: dict[str, str] | None = None) -> None:
+    def __init__(self, catalog: Catalog, config: dict[str, str] | None = None, audit: AuditLog | None = None) -> None:
         self.catalog = catalog
         # hive_config() leaves secrets out already; checked again so that no caller can hand this front one
         self._hidden = hidden_keys((config or {}).get("hive.conf.hidden.list", ""))
@@ -188,7 +207,8 @@ class Handler:
             fn = getattr(self, name, None)
             if fn is None:
                 raise RuntimeError(f"the IDL declares {name} but the handler does not implement it")
-            setattr(self, name, _wrap(name, fn))
+            wrapped = _wrap(name, fn)
+            setattr(self, name, _audited(name, wrapped, audit) if audit is not None else wrapped)
 
     # ---- fb303 and configuration (README "Security") ------------------------------------------------
     # Nothing here serves a secret (the keys hive_config() leaves out are checked again), and nothing a connection
@@ -285,7 +305,16 @@ class Handler:
         return default if value is None else value
 
     def set_ugi(self, user: str, groups: list[str]) -> list[str]:
-        return [user, *(groups or [])]
+        """The user a client claims: believed for the rest of the connection when the server authenticates no
+        one (as Hive without SASL); an authenticated connection's principal does not change."""
+        groups = list(groups or [])
+        if not user or len(user) > 256 or len(groups) > 256 or any(len(g) > 256 for g in groups):
+            raise hms.MetaException(message="set_ugi: a user name and at most 256 groups of at most 256 characters")
+        was = identity.current_or_none()
+        if was is None or not was.authenticated:
+            identity.set_principal(identity.Principal(user, tuple(groups), identity.CLAIMED,
+                                                      address=was.address if was is not None else None))
+        return [user, *groups]
 
     # ---- databases ----------------------------------------------------------------------------------
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
 import struct
 import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import TypeAlias
 
 from thriftpy2.protocol.cybin import TCyBinaryProtocol
@@ -30,6 +32,7 @@ from thriftpy2.thrift import TApplicationException, TMessageType, TPayload, TPro
 from thriftpy2.transport import TMemoryBuffer, TTransportException
 from thriftpy2.transport.buffered import TCyBufferedTransport
 
+from ..core import identity
 from ..thrift import hms
 from .slots import ConnectionSlots
 from .workers import AcceptErrors, Burst, FrontLimits, hung_up, listen
@@ -355,6 +358,21 @@ class _Connection:
             raise ReadTimeout(f"a call not received whole within {self.read_s:g} s (read_timeout)") from None
 
 
+@dataclass
+class Authenticated:
+    """What a connection's SASL negotiation established: who it is, and, for the integrity and privacy
+    protections, how each frame's payload is wrapped and unwrapped (None: authentication only)."""
+
+    principal: identity.Principal
+    wrap: Callable[[bytes], bytes] | None = None
+    unwrap: Callable[[bytes], bytes] | None = None
+
+
+# a SASL server (server/sasl.py): negotiates on a new connection through recv(n) / send(bytes) and returns who it
+# is, or raises (the connection is then closed); the third argument is the client's address, for the log
+Negotiate: TypeAlias = Callable[[Callable[[int], bytes], Callable[[bytes], None], str], Authenticated]
+
+
 # a method answered from ready-made bytes (server/serialized.py): its decoded `<method>_args` struct -> the bytes
 # of its result struct, or None to let the handler answer
 FastPath: TypeAlias = Callable[[TPayload], bytes | None]
@@ -365,7 +383,8 @@ class ThriftServer:
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE,
                  fast: dict[str, FastPath] | None = None,
                  connection_scope: Callable[[], AbstractContextManager[object]] | None = None,
-                 limits: FrontLimits | None = None) -> None:
+                 limits: FrontLimits | None = None, tls: ssl.SSLContext | None = None,
+                 sasl: Negotiate | None = None) -> None:
         self.processor = TProcessor(hms.ThriftHiveMetastore, handler)
         # entered by each connection's thread for the connection's life (Catalog.connection_scope)
         self.connection_scope = connection_scope or nullcontext
@@ -381,6 +400,10 @@ class ThriftServer:
         self._refused = Burst("thrift: connection refused")
         # open in this process: counted when accepted, until their thread ends
         self.slots = ConnectionSlots(self.limits, self._refused)
+        # transport security (README "Security"): every connection first completes TLS (server/tls.py), then
+        # SASL (server/sasl.py) when configured; neither configured: the client's claimed name (set_ugi)
+        self.tls = tls
+        self.sasl = sasl
 
     def bind(self) -> int:
         """Bind and listen; returns the port (useful with port 0)."""
@@ -439,8 +462,15 @@ class ThriftServer:
             self._sock.close()
 
     def _serve_connection(self, conn: socket.socket, addr: object) -> None:
+        address = _address(addr)
         try:
             c = _Connection(self, conn)
+            if self.sasl is not None:
+                auth = self.sasl(c.recv, conn.sendall, address)
+                with identity.acting_as(auth.principal):
+                    self._serve_framed(c, auth)
+                return
+            identity.set_principal(identity.Principal("anonymous", address=address))
             try:
                 first = conn.recv(1, socket.MSG_PEEK)
             except BlockingIOError:
@@ -478,23 +508,33 @@ class ThriftServer:
 
         self._serve_calls(reader, message, out, out.trans.flush)
 
-    def _serve_framed(self, c: _Connection) -> None:
+    def _serve_framed(self, c: _Connection, auth: Authenticated | None = None) -> None:
+        """Framed transport; with a SASL layer that protects each frame (`auth`), its payloads are unwrapped
+        whole before they are checked, and the answers wrapped."""
         left = 0
+        wrap, unwrap = (auth.wrap, auth.unwrap) if auth is not None else (None, None)
+        plain = b""  # an unwrapped frame's payload, read from in place of the socket
 
         def recv(n: int) -> bytes:  # the bytes of the current frame only
-            nonlocal left
+            nonlocal left, plain
             if left <= 0:
                 raise reader._bad("the message is longer than its frame")
-            b = c.recv(min(n, left))
+            if unwrap is not None:
+                b, plain = plain[:n], plain[n:]
+            else:
+                b = c.recv(min(n, left))
             left -= len(b)
             return b
 
         def message() -> bytes:
-            nonlocal left
+            nonlocal left, plain
             c.next_call(False)
             (size,) = struct.unpack("!i", _recv_exact(c.recv, 4))
             if size <= 0 or size > self.max_message:
                 raise MessageTooLarge(f"frame of {size} bytes announced (limit {self.max_message})")
+            if unwrap is not None:
+                plain = unwrap(_recv_exact(c.recv, size))
+                size = len(plain)
             left = size
             data = reader.message()
             if left or reader.buf:
@@ -505,6 +545,8 @@ class ThriftServer:
             data = out_buf.getvalue()
             out_buf.clean()  # type: ignore[attr-defined]  # the Cython buffer thriftpy2 uses at run time has it
             if data:  # nothing for a oneway call
+                if wrap is not None:
+                    data = wrap(data)
                 c.conn.sendall(struct.pack("!i", len(data)) + data)
 
         reader = _MessageReader(recv, self.max_message)
@@ -562,6 +604,12 @@ class ThriftServer:
         except Exception:  # the regular path answers, and reports the failure properly
             log.exception("fast path of %s failed", name)
             return None
+
+
+def _address(addr: object) -> str:
+    if isinstance(addr, tuple) and len(addr) >= 2:
+        return f"{addr[0]}:{addr[1]}"
+    return str(addr)
 
 
 def _recv_exact(recv: Callable[[int], bytes], n: int) -> bytes:

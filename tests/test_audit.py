@@ -1,0 +1,75 @@
+"""The audit log: one JSON line per call of the Thrift and REST fronts, with the principal, its address, the
+method and the result; client text cannot forge a line (README "Security")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hive_metastore.ttypes import Database, NoSuchObjectException
+
+from conftest import Client, Server, make_database, unique
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Path]]:
+    tmp = tmp_path_factory.mktemp("audit")
+    log = tmp / "audit.jsonl"
+    for db in make_database("sqlite", tmp):
+        srv = Server(db, tmp, "--audit-log", str(log)).start()
+        yield srv, log
+        srv.stop()
+
+
+def lines(log: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_thrift_calls_are_logged_with_their_principal_and_result(audited: tuple[Server, Path]) -> None:
+    srv, log = audited
+    name = unique("audit")
+    c = Client(srv.port)
+    try:
+        c.set_ugi("alice", ["analysts"])
+        c.create_database(Database(name=name, description="d", parameters={}))
+        with pytest.raises(NoSuchObjectException):
+            c.get_table(name, "missing\n{\"forged\": true}")
+    finally:
+        c.close()
+    got = [e for e in lines(log) if e["front"] == "thrift" and e["principal"] == "alice"]
+    methods = [e["method"] for e in got]
+    assert methods[:3] == ["set_ugi", "create_database", "get_table"], got  # set_ugi: logged as who it made
+    create, get = got[1], got[2]
+    assert create["result"] == "ok" and create["allowed"] is True and create["auth"] == "claimed"
+    assert str(create["address"]).startswith("127.0.0.1:")
+    assert get["result"] == "NoSuchObjectException"
+    # the client's newline stayed inside one JSON string: every line of the file parses and none is forged
+    assert all("forged" not in e for e in lines(log))
+
+
+def test_rest_calls_are_logged_with_their_operation(audited: tuple[Server, Path]) -> None:
+    srv, log = audited
+    with urllib.request.urlopen(srv.rest_uri + "/v1/namespaces", timeout=30) as r:
+        assert r.status == 200
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(srv.rest_uri + "/v1/namespaces/nope_" + unique(), timeout=30)
+    assert e.value.code == 404
+    rest = [e for e in lines(log) if e["front"] == "rest"]
+    assert [e["method"] for e in rest][-2:] == ["listNamespaces", "loadNamespaceMetadata"]
+    assert rest[-2]["result"] == "ok" and rest[-1]["result"] == "RestError"
+
+
+def test_an_unwritable_audit_log_stops_the_server(tmp_path: Path) -> None:
+    for db in make_database("sqlite", tmp_path):
+        out = subprocess.run([sys.executable, "-m", "metastore.cli", "serve", "--db", db.url, "--data-dir",
+                              str(tmp_path / "data"), "--port", "0", "--no-rest", "--audit-log",
+                              str(tmp_path / "no" / "such" / "dir" / "audit.jsonl")],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode != 0
+        assert "cannot open the audit log" in out.stderr, out.stderr
