@@ -141,6 +141,28 @@ def build_catalog(settings: Settings) -> Catalog:
 
 # ---- the fronts -------------------------------------------------------------------------------------------
 
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
+def security_summary(settings: Settings) -> str:
+    """One line for the startup banner: how callers are authenticated and authorized."""
+    s = settings
+    thrift = "Kerberos (SASL)" if s.sasl else "none (set_ugi names are believed)"
+    if s.use_ssl:
+        thrift += " over TLS"
+    rest = s.rest_auth if s.rest else "off"
+    where = " (bound to loopback: only this host can connect)" if _loopback(s.host) else ""
+    return f"authentication: Thrift {thrift}, REST {rest}{where}; authorization: {s.authorization}"
+
+
 @dataclass
 class TransportSecurity:
     """The Thrift front's TLS context and SASL server, built once from the settings before anything serves
@@ -241,6 +263,12 @@ class Server:
             audit_log(s)
         except OSError as e:
             raise OSError(f"cannot open the audit log {s.audit_log}: {e.strerror}") from None
+        open_fronts = [front for front, unauthenticated in (("Thrift", not s.sasl),
+                                                             ("REST", s.rest and s.rest_auth == "none"))
+                       if unauthenticated]
+        if open_fronts and not _loopback(s.host):
+            self.warnings.append(f"listening on {s.host} without authentication on the {' and '.join(open_fronts)} "
+                                 "front: anyone who reaches the port acts as any user (README \"Security\")")
         if relay_enabled(s):  # the bus's client library, before anything is built
             require_bus_client(s.bus)
         self.limits = front_limits(s, fronts=2 if s.rest else 1)  # the bounds of both fronts, in each process

@@ -58,7 +58,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
           workers: int | None = None, rest_port: int | None = None, rest: bool | None = None,
           audit_log: str | None = None) -> None:
     """Serve the Hive Metastore Thrift API and the Iceberg REST catalog."""
-    from .app import Server
+    from .app import Server, security_summary
     from .store.migrate import SchemaVersionError
 
     s = command_settings(ctx, host=host, port=port, db=db, data_dir=data_dir, warehouse=warehouse, bus=bus,
@@ -72,6 +72,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, db: str | None
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"metastore {__version__} serving {server.thrift_url} with {s.workers} process(es) "
                f"(store {server.store_url}, warehouse {s.warehouse_dir})", err=True)
+    click.echo(f"metastore {security_summary(s)}", err=True)
     if server.rest is not None:
         url = server.rest.url
         click.echo(f"metastore Iceberg REST catalog at {url} (OpenAPI: {url}/v1/openapi.json)", err=True)
