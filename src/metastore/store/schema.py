@@ -404,24 +404,22 @@ global_privs = sa.Table(
     sa.UniqueConstraint(*_PRINCIPAL, "USER_PRIV"),
     **_MYSQL,
 )
-db_privs = sa.Table(
-    "DB_PRIVS", metadata,
-    _id("DB_GRANT_ID"),
-    _fk("DB_ID", "DBS.DB_ID"),
-    *_grant_columns("DB_PRIV"),
-    sa.UniqueConstraint("DB_ID", *_PRINCIPAL, "DB_PRIV"),
-    sa.Index("IX_DB_PRIVS_PRINCIPAL_NAME_PRINCIPAL_TYPE", *_PRINCIPAL),
-    **_MYSQL,
-)
-tbl_privs = sa.Table(
-    "TBL_PRIVS", metadata,
-    _id("TBL_GRANT_ID"),
-    _fk("TBL_ID", "TBLS.TBL_ID"),
-    *_grant_columns("TBL_PRIV"),
-    sa.UniqueConstraint("TBL_ID", *_PRINCIPAL, "TBL_PRIV"),
-    sa.Index("IX_TBL_PRIVS_PRINCIPAL_NAME_PRINCIPAL_TYPE", *_PRINCIPAL),
-    **_MYSQL,
-)
+
+
+def _object_privs(table: str, grant_id: str, object_id: str, target: str, priv: str) -> sa.Table:
+    return sa.Table(
+        table, metadata,
+        _id(grant_id),
+        _fk(object_id, target),
+        *_grant_columns(priv),
+        sa.UniqueConstraint(object_id, *_PRINCIPAL, priv),
+        sa.Index(f"IX_{table}_PRINCIPAL_NAME_PRINCIPAL_TYPE", *_PRINCIPAL),
+        **_MYSQL,
+    )
+
+
+db_privs = _object_privs("DB_PRIVS", "DB_GRANT_ID", "DB_ID", "DBS.DB_ID", "DB_PRIV")
+tbl_privs = _object_privs("TBL_PRIVS", "TBL_GRANT_ID", "TBL_ID", "TBLS.TBL_ID", "TBL_PRIV")
 delegation_tokens = sa.Table(
     "DELEGATION_TOKENS", metadata,
     sa.Column("TOKEN_IDENT", sa.String(767), primary_key=True),
