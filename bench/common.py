@@ -300,3 +300,17 @@ def publish(out: Path, stem: str, data: Any, md: str, json_first: bool = False) 
     print()
     print(md)
     print(f"written: {json_path}, {md_path}" if json_first else f"written: {md_path}, {json_path}")
+
+
+def parquet_storage(cols: list[tuple[str, str]], location: str | None = None) -> Any:
+    """A Hive Parquet table's StorageDescriptor as Spark writes one, in the Apache Thrift client's types (the
+    benchmarks' and the tests' tables)."""
+    from hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor
+
+    return StorageDescriptor(
+        cols=[FieldSchema(n, t, None) for n, t in cols], location=location,
+        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+        serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+                            parameters={"serialization.format": "1"}),
+        compressed=False, numBuckets=-1, bucketCols=[], sortCols=[], parameters={})

@@ -62,6 +62,7 @@ from common import (
     fresh_dir,
     host_facts,
     log,
+    parquet_storage,
     publish,
     utc_now,
 )
@@ -241,17 +242,6 @@ class WireCall:
 
 # -------------------------------------------------------------------------------------- Hive structures
 
-def storage(cols: list[tuple[str, str]]) -> Any:
-    from hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor
-    return StorageDescriptor(
-        cols=[FieldSchema(n, t, None) for n, t in cols], location=None,
-        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-        serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-                            parameters={"serialization.format": "1"}),
-        compressed=False, numBuckets=-1, bucketCols=[], sortCols=[], parameters={})
-
-
 COLS = [("id", "bigint"), ("name", "string"), ("amount", "decimal(12,2)"), ("ts", "timestamp"),
         ("tags", "array<string>"), ("attrs", "map<string,string>")]
 
@@ -259,8 +249,8 @@ COLS = [("id", "bigint"), ("name", "string"), ("amount", "decimal(12,2)"), ("ts"
 def table(db: str, name: str, partitioned: bool = True) -> Any:
     from hive_metastore.ttypes import FieldSchema, Table
     keys = [FieldSchema("ds", "string", None), FieldSchema("hr", "int", None)] if partitioned else []
-    return Table(tableName=name, dbName=db, owner="bench", sd=storage(COLS), parameters={"comment": "bench"},
-                 tableType="MANAGED_TABLE", partitionKeys=keys)
+    return Table(tableName=name, dbName=db, owner="bench", sd=parquet_storage(COLS),
+                 parameters={"comment": "bench"}, tableType="MANAGED_TABLE", partitionKeys=keys)
 
 
 def days() -> list[str]:
@@ -271,7 +261,7 @@ def days() -> list[str]:
 def partitions(db: str, tbl: str, n: int) -> list[Any]:
     """n partitions: 100 days x n/100 hours, so that one day is 1%."""
     from hive_metastore.ttypes import Partition
-    sd = storage(COLS)
+    sd = parquet_storage(COLS)
     per_day = max(1, n // 100)
     return [Partition(values=[d, str(h)], dbName=db, tableName=tbl, sd=copy.deepcopy(sd), parameters={})
             for d in days() for h in range(per_day)][:n]

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from metastore.procs import wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))  # the benchmarks' helpers the tests share (common.parquet_storage)
 PG_ADMIN = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
 MARIA_ADMIN = "mysql+pymysql://root@127.0.0.1:3306/"
 ALL_BACKENDS = ("sqlite", "postgres", "mariadb")

@@ -27,12 +27,12 @@ from hive_metastore.ttypes import (
     MetaException,
     NotificationEventRequest,
     Partition,
-    SerDeInfo,
     StorageDescriptor,
     Table,
 )
 from thrift.transport.TTransport import TTransportException
 
+from common import parquet_storage
 from conftest import BACKENDS, Client, Server, make_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -42,13 +42,7 @@ EVENT_OF = {"create": "CREATE_TABLE", "add": "ADD_PARTITION", "append": "ADD_PAR
 
 
 def _sd() -> StorageDescriptor:
-    return StorageDescriptor(
-        cols=[FieldSchema("a", "int", None), FieldSchema("b", "string", None)], location=None,
-        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-        serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-                            parameters={"serialization.format": "1"}),
-        compressed=False, numBuckets=-1, bucketCols=[], sortCols=[], parameters={})
+    return parquet_storage([("a", "int"), ("b", "string")])
 
 
 def _table(db: str, name: str, partitioned: bool = True, params: dict[str, str] | None = None) -> Table:

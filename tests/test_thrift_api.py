@@ -20,22 +20,15 @@ from hive_metastore.ttypes import (
     NotificationEventRequest,
     Partition,
     RequestPartsSpec,
-    SerDeInfo,
-    StorageDescriptor,
     Table,
 )
 
+from common import parquet_storage
 from conftest import unique
 
 
 def sd(cols=(("a", "int"), ("b", "string")), location=None):
-    return StorageDescriptor(
-        cols=[FieldSchema(n, t, None) for n, t in cols], location=location,
-        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-        serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-                            parameters={"serialization.format": "1"}),
-        compressed=False, numBuckets=-1, bucketCols=[], sortCols=[], parameters={})
+    return parquet_storage(list(cols), location)
 
 
 def table(db, name, keys=(("ds", "string"), ("h", "int")), **kw):
