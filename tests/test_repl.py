@@ -348,6 +348,22 @@ def test_partition_values_needing_escapes_replicate(pair: tuple[Server, Server],
     assert_same(src, tgt, db, tdb)
 
 
+def test_table_named_functions_and_functions_both_replicate(pair: tuple[Server, Server], tmp_path: Path) -> None:
+    """Hive's bootstrap layout puts the functions in <db>/_functions/ and each table in <db>/<table>/: a table
+    named _functions (a valid Hive name) shares that directory, and both it and the functions arrive."""
+    src, tgt = pair
+    db, tdb, root = unique("fn"), unique("fnr"), tmp_path / "staging"
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, parameters={}))
+        ms.create_table(table(db, "_functions", ("p",)))
+        add_parts(ms, db, "_functions", "1")
+        ms.create_table(table(db, "plain"))
+        ms.create_function(function(db, "f1"))
+    cycle(src, tgt, db, tdb, root)  # bootstrap
+    snap = assert_same(src, tgt, db, tdb)
+    assert set(snap["tables"]) == {"_functions", "plain"} and set(snap["functions"]) == {"f1"}, snap
+
+
 def _many_changes(ms: MetastoreClient, db: str, n: int, tag: str) -> None:
     for i in range(n):
         name = f"{tag}{i}"

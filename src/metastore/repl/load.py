@@ -361,7 +361,7 @@ class Loader:
             base = self.dump.file(self.src_db)
             for name in sorted(os.listdir(base) if os.path.isdir(base) else []):
                 path = os.path.join(base, name, "_metadata")
-                if name == "_functions" or not os.path.isfile(path):
+                if not os.path.isfile(path):  # the functions' directory (unless a table is named _functions)
                     continue
                 try:
                     doc = read_json(path)
@@ -400,7 +400,10 @@ class Loader:
 
     def _bootstrap(self) -> None:
         base = self.dump.file(self.src_db)
-        names = sorted(n for n in (os.listdir(base) if os.path.isdir(base) else []) if n != "_functions")
+        # a table's directory holds its _metadata file; _functions holds one directory per function (and, when
+        # a table is named _functions, which Hive allows, that table's _metadata beside them)
+        names = sorted(n for n in (os.listdir(base) if os.path.isdir(base) else [])
+                       if os.path.isfile(os.path.join(base, n, "_metadata")))
         for name in set(self.tgt.get_all_tables(self.db)) - set(names):
             self.tgt.drop_table(self.db, name, True)  # a replica holds only what the source has
         for name in names:
@@ -418,7 +421,8 @@ class Loader:
             self.result.tables += 1
             self.result.partitions += len(parts)
         fdir = os.path.join(base, "_functions")
-        fnames = sorted(os.listdir(fdir)) if os.path.isdir(fdir) else []
+        fnames = sorted(n for n in (os.listdir(fdir) if os.path.isdir(fdir) else [])
+                        if os.path.isfile(os.path.join(fdir, n, "_metadata")))
         for name in set(self.tgt.get_functions(self.db)) - set(fnames):
             self.tgt.drop_function(self.db, name)
         for name in fnames:
