@@ -260,6 +260,17 @@ def test_a_wait_that_is_no_finite_number_is_a_bad_request(svc: CatalogdService, 
     assert time.monotonic() - t0 < 5
 
 
+@pytest.mark.parametrize("query", ["/topic?from=<script>" + "x" * 4000, "/sync?event=<script>" + "x" * 4000,
+                                   "/sync?event=1&timeout=<script>" + "x" * 4000, "/object?kind=table",
+                                   "/object?kind=table&key=<script>" + "x" * 4000, "/sync"])
+def test_a_bad_parameter_is_named_and_the_clients_text_not_echoed(svc: CatalogdService, query: str) -> None:
+    with pytest.raises(urllib.error.HTTPError) as h:
+        urllib.request.urlopen(f"http://127.0.0.1:{svc.http_port}{query}", timeout=10)
+    error = json.loads(h.value.read())["error"]
+    assert h.value.code == 400 and error.startswith("bad request: ") and len(error) < 100, error
+    assert "<script>" not in error and "xxxx" not in error
+
+
 def test_a_remote_subscriber_not_heard_from_is_forgotten(svc: CatalogdService) -> None:
     # HTTP clients never unregister: a name made up by a client, or a subscriber gone for good, would be held
     # for ever and waited for by every SYNC_DDL after it

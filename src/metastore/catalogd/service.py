@@ -177,12 +177,34 @@ MAX_TOPIC_WAIT = 30.0  # seconds a /topic long-poll may wait
 MAX_SYNC_WAIT = 300.0  # seconds a /sync may wait
 
 
+class _BadRequest(ValueError):
+    """A 400 whose message names the parameter, never the client's text."""
+
+
+def _param(q: dict[str, str], key: str) -> str:
+    if key not in q:
+        raise _BadRequest(f"missing parameter {key}")
+    return q[key]
+
+
+def _whole(q: dict[str, str], key: str, default: int | None = None) -> int:
+    if key not in q and default is not None:
+        return default
+    try:
+        return int(_param(q, key))
+    except ValueError:
+        raise _BadRequest(f"{key} is not a whole number") from None
+
+
 def _seconds(q: dict[str, str], key: str, default: float, most: float) -> float:
-    """The query's wait `key` in seconds, within [0, most]; ValueError (a 400) for one that is not a finite
-    number (nan and inf would wait without end)."""
-    s = float(q[key]) if key in q else default
+    """The query's wait `key` in seconds, within [0, most]; a 400 for one that is not a finite number (nan and
+    inf would wait without end)."""
+    try:
+        s = float(q[key]) if key in q else default
+    except ValueError:
+        s = math.nan
     if not math.isfinite(s):
-        raise ValueError(f"{key} is not a finite number of seconds")
+        raise _BadRequest(f"{key} is not a finite number of seconds")
     return min(max(s, 0.0), most)
 
 
@@ -205,7 +227,7 @@ class _Endpoint(BoundedHandler):
             if u.path == "/status":
                 self._send(200, svc.status())
             elif u.path == "/topic":
-                name, frm = q.get("name", "anonymous"), int(q.get("from", "0"))
+                name, frm = q.get("name", "anonymous"), _whole(q, "from", 0)
                 pub = svc.publisher
                 if name not in pub.acked:
                     pub.register(name)
@@ -215,20 +237,22 @@ class _Endpoint(BoundedHandler):
                     ups = [pub.full_update()]
                 self._send(200, {"updates": [update_to_json(x) for x in ups]})
             elif u.path == "/object":
-                kind, key = q["kind"], q["key"]
+                kind, key = _param(q, "kind"), _param(q, "key")
+                if kind != "database" and "." not in key:
+                    raise _BadRequest("key is not <database>.<table>")
                 self._send(200, object_to_json(kind, svc.fetch(kind, key)))
             elif u.path == "/sync":
                 try:
                     # at most MAX_SYNC_WAIT, or the server's own SYNC_DDL timeout if longer
                     most = max(MAX_SYNC_WAIT, svc.sync_ddl_timeout)
-                    v = svc.wait_for_event(int(q["event"]), _seconds(q, "timeout", svc.sync_ddl_timeout, most))
+                    v = svc.wait_for_event(_whole(q, "event"), _seconds(q, "timeout", svc.sync_ddl_timeout, most))
                     self._send(200, {"version": v})
                 except SyncDdlTimeout as e:
                     self._send(504, {"error": str(e)})
             else:
                 self._send(404, {"error": f"no such endpoint: {u.path}"})
-        except (KeyError, ValueError) as e:
-            self._send(400, {"error": f"bad request: {type(e).__name__}: {e}"})
+        except _BadRequest as e:
+            self._send(400, {"error": f"bad request: {e}"})
 
 
 def _endpoint(svc: CatalogdService) -> type[_Endpoint]:
