@@ -528,8 +528,7 @@ class Loader:
                 self._on_alter_partition(m)
             case DropPartition():
                 t = _need(m.table_obj, "tableObjJson")
-                if self.tgt.find_table(self.db, t.tableName) is not None:
-                    self._drop_partitions(t, [_values(t, s) for s in m.specs])
+                self._drop_partitions(t, [_values(t, s) for s in m.specs])
             case Insert():
                 pass  # data only: copied with the rest of the dump's data
             case CreateFunction():
@@ -649,12 +648,16 @@ class Loader:
             self.tgt.alter_partitions(self.db, name, changed, NO_STATS)
 
     def _drop_partitions(self, t: Any, values: list[list[str]]) -> None:
-        name = t.tableName.lower()
-        for v in values:
+        """Drop these partitions of the target's table if they are there, a thousand a call; a table the target
+        does not have (dropped later in the same dump) has none to drop."""
+        names = [_part_name(t, list(v)) for v in values]
+        for i in range(0, len(names), 1000):
             try:
-                self.tgt.drop_partition(self.db, name, list(v), True)
+                self.tgt.drop_partitions_req(hms.DropPartitionsRequest(
+                    dbName=self.db, tblName=t.tableName.lower(), parts=hms.RequestPartsSpec(names=names[i:i + 1000]),
+                    deleteData=True, ifExists=True, needResult=False))
             except hms.NoSuchObjectException:
-                pass
+                return
 
     def _sync_partitions(self, t: Any, parts: list[Any]) -> None:
         """The target table's partitions become exactly the dump's."""
