@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import logging
 import sqlite3
 import sys
 import time
@@ -170,7 +171,8 @@ def _bus(event_id: int, event_type: str, body: Any, fmt: str = "json") -> BusMes
 
 
 def test_hostile_messages_and_failing_jobs_do_not_stop_the_runner(server: Server, ms: MetastoreClient,
-                                                                   tmp_path: Path) -> None:
+                                                                   tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
     db, name = make_table(ms, ("day",))
     table = f"{db}.{name}"
     state = str(tmp_path / "state.sqlite")
@@ -235,4 +237,14 @@ def test_hostile_messages_and_failing_jobs_do_not_stop_the_runner(server: Server
     assert 109 not in errors  # not a trigger type: not even recorded
     assert [r.event_id for r in rejected(state)] == [108, 107, 105, 104, 103, 102, 101]
     assert "not a json message" in rejected(state)[-1].error
+    # a rejected message's warning is one log line whatever its topic and body hold
+    forged = BusMessage("hcat.x\n2026-01-01 ERROR forged", 112, "ADD_PARTITION", "not json {\n", {})
+    runner = Runner(pipe, None, start="latest")
+    try:
+        with caplog.at_level(logging.WARNING, logger="metastore.pipeline"):
+            runner._on_message(forged)
+    finally:
+        runner.close()
+    warned = [r.getMessage() for r in caplog.records if "event 112" in r.getMessage()]
+    assert len(warned) == 1 and "\n" not in warned[0] and "forged" in warned[0], warned
     assert pipe.db.rows("SELECT count(*) FROM runs WHERE finished IS NULL")[0][0] == 0

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import time
 import traceback
@@ -132,6 +133,14 @@ def _describe(e: BaseException) -> str:
     except Exception:  # noqa: BLE001 - a job's exception class may be as broken as the job
         text = f"{type(e).__name__} (its message could not be read)"
     return text[:_MAX_ERROR]
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    """A message's text for one log line: control characters escaped, so that a hostile body cannot forge lines."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class StateDB:
@@ -373,7 +382,7 @@ class Runner:
         if error is not None:
             self.events_rejected += 1
             log.warning("pipeline %s: event %d (%s on %s): %s", self.pipeline.name, msg.event_id, kind,
-                        msg.topic, error)
+                        _one_line(msg.topic), _one_line(error))
         now = time.time()
         with self.db.connect() as c:
             c.execute("INSERT OR IGNORE INTO seen(event_id, topic, event_type, tbl, partitions, received, error) "
