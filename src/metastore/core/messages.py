@@ -141,7 +141,25 @@ def _spec(v: Any) -> dict[str, str]:
     return {str(k): "" if x is None else str(x) for k, x in v.items()} if isinstance(v, Mapping) else {}
 
 
-_TABLE_PARAMETERS = 9  # Table.parameters' field id in the Hive Metastore IDL
+_TABLE_NAME, _TABLE_DB, _TABLE_PARAMETERS = 1, 2, 9  # Table's field ids in the Hive Metastore IDL
+
+
+def _doc(raw: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    """The parsed Thrift JSON document of an embedded object, without building the struct."""
+    text = raw.get(key)
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _string_field(doc: dict[str, Any], fid: int) -> str:
+    cell = doc.get(str(fid))
+    v = cell.get("str") if isinstance(cell, dict) else None
+    return v if isinstance(v, str) else ""
 
 
 @dataclass(frozen=True)
@@ -165,14 +183,8 @@ class Message:
         """The table's parameters as of the event (its tableObjJson, or tableObjAfterJson of an alteration), read
         without decoding the rest of the table: the relay looks them up for every event's topic. None when the
         message has no table or the table no parameters."""
-        text = self.raw.get("tableObjJson") or self.raw.get("tableObjAfterJson")
-        if not isinstance(text, str) or not text:
-            return None
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            return None
-        v = doc.get(str(_TABLE_PARAMETERS)) if isinstance(doc, dict) else None
+        doc = _doc(self.raw, "tableObjJson" if self.raw.get("tableObjJson") else "tableObjAfterJson")
+        v = doc.get(str(_TABLE_PARAMETERS)) if doc is not None else None
         if not isinstance(v, dict) or not v:
             return None
         kind, val = next(iter(v.items()))
@@ -241,12 +253,13 @@ class AlterTable(TableMessage):
         return str(self.raw.get("isTruncateOp", "false")).lower() == "true"
 
     def renamed(self) -> tuple[tuple[str, str], tuple[str, str]] | None:
-        """((db, table) before, (db, table) after), lower-cased, when the alteration renames the table."""
-        b, a = self.before, self.after
+        """((db, table) before, (db, table) after), lower-cased, when the alteration renames the table. Reads
+        only the two names of each table (catalogd's dispatcher asks this of every alteration)."""
+        b, a = _doc(self.raw, "tableObjBeforeJson"), _doc(self.raw, "tableObjAfterJson")
         if b is None or a is None:
             return None
-        src = ((b.dbName or "").lower(), (b.tableName or "").lower())
-        dst = ((a.dbName or "").lower(), (a.tableName or "").lower())
+        src = (_string_field(b, _TABLE_DB).lower(), _string_field(b, _TABLE_NAME).lower())
+        dst = (_string_field(a, _TABLE_DB).lower(), _string_field(a, _TABLE_NAME).lower())
         return (src, dst) if src != dst else None
 
 
