@@ -11,6 +11,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	bash scripts/kdc.sh install  # MIT Kerberos: the KDC of the Kerberos tests, the headers python-gssapi builds on
 	$(BIN)/pip install --quiet -e '.[test,dev]'
 	touch $(STAMP)
 

@@ -56,6 +56,7 @@ HIVE_KEYS = {
     "hive.metastore.kerberos.keytab.file": "kerberos_keytab",
     "metastore.kerberos.keytab.file": "kerberos_keytab",
     "hadoop.security.auth_to_local": "auth_to_local",
+    "hadoop.rpc.protection": "rpc_protection",
     "hive.metastore.use.SSL": "use_ssl",
     "metastore.use.SSL": "use_ssl",
     "hive.metastore.keystore.path": "ssl_keystore",
@@ -246,6 +247,8 @@ class Settings:
     kerberos_principal: str = ""
     kerberos_keytab: str = ""
     auth_to_local: str = "DEFAULT"
+    # the SASL security layers offered (Hadoop's hadoop.rpc.protection): authentication, integrity, privacy
+    rpc_protection: str = "authentication"
     # TLS on the Thrift front (and on the clients this package runs: catalogd, repl, ...): a keystore (PKCS12
     # or JKS, with its password) or PEM files (ssl_cert + ssl_key); the truststore is what clients trust
     use_ssl: bool = False

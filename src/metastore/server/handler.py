@@ -29,6 +29,7 @@ from ..core import model as m
 from ..core.names import split_part_name
 from ..thrift import hms
 from .convert import from_thrift, from_thrift_batch, stats_obj_from_thrift, to_thrift
+from .tokens import DelegationTokenCalls
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +193,7 @@ def _require(v: _T | None, what: str) -> _T:
     return v
 
 
-class Handler:
+class Handler(DelegationTokenCalls):
     """Implements every method of the IDL's ThriftHiveMetastore service (checked at start-up)."""
 
     def __init__(self, catalog: Catalog, config: dict[str, str] | None = None, audit: AuditLog | None = None) -> None:

@@ -748,5 +748,9 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void commit_txn(1: CommitTxnRequest rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2),
   GetOpenTxnsResponse get_open_txns(),
   list<string> set_ugi(1: string user_name, 2: list<string> group_names) throws (1: MetaException o1),
+  // delegation tokens (server/tokens.py): issued to Kerberos callers, used with SASL DIGEST-MD5
+  string get_delegation_token(1: string token_owner, 2: string renewer_kerberos_principal_name) throws (1: MetaException o1),
+  i64 renew_delegation_token(1: string token_str_form) throws (1: MetaException o1),
+  void cancel_delegation_token(1: string token_str_form) throws (1: MetaException o1),
   FireEventResponse fire_listener_event(1: FireEventRequest rqst)
 }
