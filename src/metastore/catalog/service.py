@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from ..core import identity
 from ..core import messages as ev
 from ..core import model as m
 from ..core.errors import (
@@ -34,9 +35,11 @@ from ..core.events import EventType
 from ..core.filters import FilterError, Node, keys_of, parse
 from ..core.names import bad_values_message, column_error, java_list, make_part_name, part_vals_from_name, valid_name
 from ..store.store import Store, TableRef, Tx
+from .authz import Authorizer
 from .locations import LocationPolicy, Occupant, is_under, lexical_path, overlap, resolve, spellings
 from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
 from .locks import Locks
+from .privileges import Privileges
 from .warehouse import DirBatch, EarlyRmdir, Warehouse
 
 log = logging.getLogger(__name__)
@@ -67,7 +70,8 @@ def hive_pattern(pattern: str | None) -> Callable[[str], bool]:
 class Catalog:
     def __init__(self, store: Store, warehouse: Warehouse, messages: ev.JsonMessageFactory | None = None,
                  stats_autogather: bool = True, txn_timeout: float = DEFAULT_TXN_TIMEOUT,
-                 locations: LocationPolicy | None = None) -> None:
+                 locations: LocationPolicy | None = None, authorization: str = "none",
+                 admin_users: Sequence[str] = (), rights_ttl: float = 2.0) -> None:
         self.store = store
         self.wh = warehouse
         # where the server may create, move, delete and read on a client's behalf (see catalog/locations.py)
@@ -76,6 +80,13 @@ class Catalog:
         self.msg = messages or ev.JsonMessageFactory()
         self.stats_autogather = stats_autogather
         self.locks = Locks(self, txn_timeout)  # Hive's lock manager: lock, check_lock, unlock, transactions
+        # roles and privileges (catalog/privileges.py); with authorization "sql" every operation of this instance
+        # is checked by the authorizer (catalog/authz.py), with "none" nothing is installed
+        self.privileges = Privileges(store, admin_users, enforce=authorization == "sql", ttl=rights_ttl)
+        self.authorizer: Authorizer | None = None
+        if authorization == "sql":
+            self.authorizer = Authorizer(self.privileges)
+            self.authorizer.install(self)
 
     # ---- plumbing -----------------------------------------------------------------------------------
 
@@ -94,6 +105,21 @@ class Catalog:
 
     def _event(self, tx: Tx, kind: str, db: str | None, table: str | None, message: str) -> None:
         tx.add_event(kind, db, table, message, self.msg.format, _now())
+
+    def _owner(self, name: str | None, kind: int | None) -> tuple[str | None, int | None]:
+        """The owner a new object gets: the caller when it is authenticated (a Kerberos, token or OAuth2
+        principal), or when authorization is on and the caller is no administrator; else what the request says
+        (an administrator, a replication load, may create objects for others)."""
+        p = identity.current_or_none()
+        if p is None or p.method == identity.INTERNAL:
+            return name, kind
+        if self.authorizer is not None:
+            if self.authorizer.is_admin(p) and (name or not p.authenticated):
+                return name or p.name, kind if name else m.USER
+            return p.name, m.USER
+        if p.authenticated:
+            return p.name, m.USER
+        return name, kind
 
     def ensure_default_database(self) -> None:
         with self.transaction() as tx:
@@ -197,6 +223,7 @@ class Catalog:
             db.locationUri = self._resolve(db.locationUri, "database location")
         if db.createTime is None:
             db.createTime = _now()
+        db.ownerName, db.ownerType = self._owner(db.ownerName, db.ownerType)
         if db.ownerType is None:
             db.ownerType = 1  # Hive records a database without an owner type as owned by a USER
         with self.transaction() as tx:
@@ -316,6 +343,8 @@ class Catalog:
         now = _now()
         if not t.createTime:
             t.createTime = now
+        owner, owner_type = self._owner(t.owner, t.ownerType)
+        t.owner, t.ownerType = owner, owner_type if owner_type is not None else 1
         made_dir = False
         with self.transaction() as tx:
             db = tx.db_location(t.dbName)
@@ -894,6 +923,7 @@ class Catalog:
             raise InvalidObject("Function class name cannot be null")
         fn = replace(fn, functionName=fn.functionName.lower(), dbName=(fn.dbName or "").lower(),
                      createTime=fn.createTime or _now())
+        fn.ownerName, fn.ownerType = self._owner(fn.ownerName, fn.ownerType)
         with self.transaction() as tx:
             db_id = tx.db_id(fn.dbName)
             if db_id is None:
@@ -1173,6 +1203,46 @@ class Catalog:
                             "cleaned before consumers %s read them", upto, max_ttl, ", ".join(behind))
             if upto != rows[-1][0] or len(rows) < chunk:
                 return total
+
+    # ---- roles and privileges (catalog/privileges.py: the operations check their caller themselves) -----------
+
+    def create_role(self, role: m.Role) -> None:
+        self.privileges.create_role(role)
+
+    def drop_role(self, name: str) -> None:
+        self.privileges.drop_role(name)
+
+    def role_names(self) -> list[str]:
+        return self.privileges.role_names()
+
+    def grant_role(self, role: str, name: str, ptype: int, grant_option: bool = False) -> None:
+        self.privileges.grant_role(role, name, ptype, grant_option)
+
+    def revoke_role(self, role: str, name: str, ptype: int, admin_option_only: bool = False) -> None:
+        self.privileges.revoke_role(role, name, ptype, admin_option_only)
+
+    def list_roles(self, name: str, ptype: int) -> list[m.Role]:
+        return self.privileges.list_roles(name, ptype)
+
+    def principals_in_role(self, role: str) -> list[m.RoleGrant]:
+        return self.privileges.principals_in_role(role)
+
+    def role_grants_for_principal(self, name: str, ptype: int) -> list[m.RoleGrant]:
+        return self.privileges.role_grants_for_principal(name, ptype)
+
+    def grant_privileges(self, grants: Sequence[m.PrivilegeGrant]) -> None:
+        self.privileges.grant(grants)
+
+    def revoke_privileges(self, grants: Sequence[m.PrivilegeGrant], grant_option_only: bool = False) -> None:
+        self.privileges.revoke(grants, grant_option_only)
+
+    def list_privileges(self, name: str | None, ptype: int | None,
+                        obj: m.ObjectRef | None) -> list[m.PrivilegeGrant]:
+        return self.privileges.list_privileges(name, ptype, obj)
+
+    def privilege_set(self, obj: m.ObjectRef, user: str | None,
+                      groups: Sequence[str]) -> dict[str, dict[str, list[m.PrivilegeGrant]]]:
+        return self.privileges.privilege_set(obj, user, groups)
 
 
 def _tid(t: m.Table) -> int:

@@ -204,3 +204,76 @@ def shallow_copy(obj: T) -> T:
         getter = attrgetter(*names)
         values = _FIELD_VALUES[cls] = getter if len(names) > 1 else (lambda o: (getter(o),))
     return cls(*values(obj))
+
+
+# ---- roles and privileges (Hive's authorization model; catalog/privileges.py, catalog/authz.py) -------------
+
+USER, ROLE, GROUP = 1, 2, 3  # Hive's PrincipalType
+PRINCIPAL_TYPES = {USER: "USER", ROLE: "ROLE", GROUP: "GROUP"}
+GLOBAL, DATABASE, TABLE = 1, 2, 3  # Hive's HiveObjectType (PARTITION and COLUMN are not kept)
+OBJECT_TYPES = {GLOBAL: "GLOBAL", DATABASE: "DATABASE", TABLE: "TABLE"}
+# the privilege names a grant may carry: Hive's SQL-standard ones, and CREATE (on a database: create in it)
+PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "ALL", "CREATE")
+PUBLIC, ADMIN = "public", "admin"  # the built-in roles: everyone, and the administrators
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """What a privilege is on: GLOBAL (the whole metastore), a DATABASE (`db`) or a TABLE (`db`.`table`)."""
+
+    type: int
+    db: str | None = None
+    table: str | None = None
+
+    def describe(self) -> str:
+        """Hive's rendering in an authorization error: `Object [type=TABLE_OR_VIEW, name=db.t]`."""
+        if self.type == TABLE:
+            return f"Object [type=TABLE_OR_VIEW, name={self.db}.{self.table}]"
+        if self.type == DATABASE:
+            return f"Object [type=DATABASE, name={self.db}]"
+        return "Object [type=GLOBAL, name=null]"
+
+    def audit(self) -> str:
+        """The audit log's name for it: `table:db.t`, `database:db`, `global`."""
+        if self.type == TABLE:
+            return f"table:{self.db}.{self.table}"
+        if self.type == DATABASE:
+            return f"database:{self.db}"
+        return "global"
+
+
+GLOBAL_OBJECT = ObjectRef(GLOBAL)
+
+
+@dataclass(slots=True)
+class PrivilegeGrant:
+    """One privilege granted to one principal on one object (a row of GLOBAL_PRIVS, DB_PRIVS or TBL_PRIVS)."""
+
+    object: ObjectRef
+    principalName: str
+    principalType: int
+    privilege: str
+    grantOption: bool = False
+    grantor: str = ""
+    grantorType: int = USER
+    createTime: int = 0
+
+
+@dataclass(slots=True)
+class Role:
+    roleName: str
+    createTime: int = 0
+    ownerName: str | None = None
+
+
+@dataclass(slots=True)
+class RoleGrant:
+    """A role granted to a principal (a row of ROLE_MAP): Hive's RolePrincipalGrant."""
+
+    roleName: str
+    principalName: str
+    principalType: int
+    grantOption: bool = False  # WITH ADMIN OPTION: may grant the role on, and revoke it
+    grantTime: int = 0
+    grantorName: str = ""
+    grantorPrincipalType: int = USER

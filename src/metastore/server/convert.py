@@ -215,3 +215,54 @@ def stats_obj_from_thrift(t: hms.ColumnStatisticsObj) -> m.ColumnStatisticsObj:
             v = v.secondsSinceEpoch
         values[name] = v
     return m.ColumnStatisticsObj(t.colName, t.colType, kind, values)
+
+
+# ---- roles and privileges ------------------------------------------------------------------------------------
+
+def object_ref_from_thrift(ref: hms.HiveObjectRef | None) -> m.ObjectRef:
+    if ref is None:
+        return m.GLOBAL_OBJECT
+    return m.ObjectRef(ref.objectType or m.GLOBAL, ref.dbName, ref.objectName)
+
+
+def object_ref_to_thrift(ref: m.ObjectRef) -> hms.HiveObjectRef:
+    return hms.HiveObjectRef(objectType=ref.type, dbName=ref.db, objectName=ref.table, partValues=[],
+                             columnName=None, catName="hive")
+
+
+def grant_info_to_thrift(g: m.PrivilegeGrant) -> hms.PrivilegeGrantInfo:
+    return hms.PrivilegeGrantInfo(privilege=g.privilege, createTime=g.createTime, grantor=g.grantor,
+                                  grantorType=g.grantorType, grantOption=g.grantOption)
+
+
+def privilege_to_thrift(g: m.PrivilegeGrant) -> hms.HiveObjectPrivilege:
+    return hms.HiveObjectPrivilege(hiveObject=object_ref_to_thrift(g.object), principalName=g.principalName,
+                                   principalType=g.principalType, grantInfo=grant_info_to_thrift(g))
+
+
+def privileges_from_thrift(bag: hms.PrivilegeBag | None) -> list[m.PrivilegeGrant]:
+    """The grants of a PrivilegeBag (the grantor and time are the server's to set)."""
+    out = []
+    for p in (bag.privileges if bag is not None else None) or []:
+        info = p.grantInfo or hms.PrivilegeGrantInfo()
+        out.append(m.PrivilegeGrant(object_ref_from_thrift(p.hiveObject), p.principalName or "",
+                                    p.principalType or 0, info.privilege or "", bool(info.grantOption),
+                                    info.grantor or "", info.grantorType or m.USER))
+    return out
+
+
+def privilege_set_to_thrift(s: dict[str, dict[str, list[m.PrivilegeGrant]]]) -> hms.PrincipalPrivilegeSet:
+    def side(kind: str) -> dict[str, list[hms.PrivilegeGrantInfo]]:
+        return {name: [grant_info_to_thrift(g) for g in gs] for name, gs in s.get(kind, {}).items()}
+    return hms.PrincipalPrivilegeSet(userPrivileges=side("user"), groupPrivileges=side("group"),
+                                     rolePrivileges=side("role"))
+
+
+def role_to_thrift(r: m.Role) -> hms.Role:
+    return hms.Role(roleName=r.roleName, createTime=r.createTime, ownerName=r.ownerName)
+
+
+def role_grant_to_thrift(g: m.RoleGrant) -> hms.RolePrincipalGrant:
+    return hms.RolePrincipalGrant(roleName=g.roleName, principalName=g.principalName, principalType=g.principalType,
+                                  grantOption=g.grantOption, grantTime=g.grantTime, grantorName=g.grantorName,
+                                  grantorPrincipalType=g.grantorPrincipalType)

@@ -28,7 +28,18 @@ from ..core import identity
 from ..core import model as m
 from ..core.names import split_part_name
 from ..thrift import hms
-from .convert import from_thrift, from_thrift_batch, stats_obj_from_thrift, to_thrift
+from .convert import (
+    from_thrift,
+    from_thrift_batch,
+    object_ref_from_thrift,
+    privilege_set_to_thrift,
+    privilege_to_thrift,
+    privileges_from_thrift,
+    role_grant_to_thrift,
+    role_to_thrift,
+    stats_obj_from_thrift,
+    to_thrift,
+)
 from .tokens import DelegationTokenCalls
 
 log = logging.getLogger(__name__)
@@ -187,6 +198,25 @@ def _max(n: int | None) -> int:
     return -1 if n is None or n < 0 else n
 
 
+_GRANT, _REVOKE = 1, 2  # Hive's GrantRevokeType
+_MAX_GRANTS = 1000  # privileges in one grant or revoke call
+
+
+def _priv_object(ref: hms.HiveObjectRef | None) -> m.ObjectRef:
+    obj = object_ref_from_thrift(ref)
+    return m.ObjectRef(obj.type, _db(obj.db) if obj.db else obj.db, obj.table)
+
+
+def _bag(bag: hms.PrivilegeBag | None) -> list[m.PrivilegeGrant]:
+    grants = privileges_from_thrift(bag)
+    if not grants or len(grants) > _MAX_GRANTS:
+        raise E.MetaError(f"A grant or revoke names 1 to {_MAX_GRANTS} privileges")
+    for g in grants:
+        if g.object.db:
+            g.object = m.ObjectRef(g.object.type, _db(g.object.db), g.object.table)
+    return grants
+
+
 def _require(v: _T | None, what: str) -> _T:
     if v is None:
         raise E.MetaError(f"{what} must be given")
@@ -316,6 +346,82 @@ class Handler(DelegationTokenCalls):
             identity.set_principal(identity.Principal(user, tuple(groups), identity.CLAIMED,
                                                       address=was.address if was is not None else None))
         return [user, *groups]
+
+    # ---- roles and privileges (catalog/privileges.py; README "Authorization") -----------------------------
+
+    def create_role(self, role: hms.Role) -> bool:
+        role = _require(role, "role")
+        self.catalog.create_role(m.Role(role.roleName or "", role.createTime or 0, role.ownerName))
+        return True
+
+    def drop_role(self, role_name: str) -> bool:
+        self.catalog.drop_role(role_name)
+        return True
+
+    def get_role_names(self) -> list[str]:
+        return self.catalog.role_names()
+
+    def grant_role(self, role_name: str, principal_name: str, principal_type: int, grantor: str, grantorType: int,
+                   grant_option: bool) -> bool:
+        self.catalog.grant_role(role_name, principal_name, principal_type, bool(grant_option))
+        return True
+
+    def revoke_role(self, role_name: str, principal_name: str, principal_type: int) -> bool:
+        self.catalog.revoke_role(role_name, principal_name, principal_type)
+        return True
+
+    def list_roles(self, principal_name: str, principal_type: int) -> list[hms.Role]:
+        return [role_to_thrift(r) for r in self.catalog.list_roles(principal_name, principal_type)]
+
+    def grant_revoke_role(self, request: hms.GrantRevokeRoleRequest) -> hms.GrantRevokeRoleResponse:
+        req = _require(request, "request")
+        if req.requestType == _GRANT:
+            self.catalog.grant_role(req.roleName, req.principalName, req.principalType, bool(req.grantOption))
+        elif req.requestType == _REVOKE:  # grantOption on a revoke: REVOKE ADMIN OPTION FOR, the grant stays
+            self.catalog.revoke_role(req.roleName, req.principalName, req.principalType, bool(req.grantOption))
+        else:
+            raise E.MetaError(f"Unknown request type {req.requestType}: GRANT (1) or REVOKE (2)")
+        return hms.GrantRevokeRoleResponse(success=True)
+
+    def get_principals_in_role(self, request: hms.GetPrincipalsInRoleRequest) -> hms.GetPrincipalsInRoleResponse:
+        grants = self.catalog.principals_in_role(_require(request, "request").roleName)
+        return hms.GetPrincipalsInRoleResponse(principalGrants=[role_grant_to_thrift(g) for g in grants])
+
+    def get_role_grants_for_principal(
+            self, request: hms.GetRoleGrantsForPrincipalRequest) -> hms.GetRoleGrantsForPrincipalResponse:
+        req = _require(request, "request")
+        grants = self.catalog.role_grants_for_principal(req.principal_name, req.principal_type)
+        return hms.GetRoleGrantsForPrincipalResponse(principalGrants=[role_grant_to_thrift(g) for g in grants])
+
+    def get_privilege_set(self, hiveObject: hms.HiveObjectRef, user_name: str,
+                          group_names: list[str]) -> hms.PrincipalPrivilegeSet:
+        obj = _priv_object(hiveObject)
+        return privilege_set_to_thrift(self.catalog.privilege_set(obj, user_name, group_names or []))
+
+    def list_privileges(self, principal_name: str, principal_type: int,
+                        hiveObject: hms.HiveObjectRef) -> list[hms.HiveObjectPrivilege]:
+        obj = _priv_object(hiveObject) if hiveObject is not None else None
+        grants = self.catalog.list_privileges(principal_name, principal_type if principal_name else None, obj)
+        return [privilege_to_thrift(g) for g in grants]
+
+    def grant_privileges(self, privileges: hms.PrivilegeBag) -> bool:
+        self.catalog.grant_privileges(_bag(privileges))
+        return True
+
+    def revoke_privileges(self, privileges: hms.PrivilegeBag) -> bool:
+        self.catalog.revoke_privileges(_bag(privileges))
+        return True
+
+    def grant_revoke_privileges(self, request: hms.GrantRevokePrivilegeRequest) -> hms.GrantRevokePrivilegeResponse:
+        req = _require(request, "request")
+        grants = _bag(req.privileges)
+        if req.requestType == _GRANT:
+            self.catalog.grant_privileges(grants)
+        elif req.requestType == _REVOKE:
+            self.catalog.revoke_privileges(grants, bool(req.revokeGrantOption))
+        else:
+            raise E.MetaError(f"Unknown request type {req.requestType}: GRANT (1) or REVOKE (2)")
+        return hms.GrantRevokePrivilegeResponse(success=True)
 
     # ---- databases ----------------------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ from . import schema as s
 from .engine import describe, is_sqlite_file, raw_sqlite_connection
 from .filter_sql import KeyColumn, to_sql
 from .locks import LockQueries
+from .privileges import PrivilegeQueries
 
 _CHUNK = 500  # ids per IN (...) list; well under every dialect's bound-parameter limit
 _OWNER_TYPES = {1: "USER", 2: "ROLE", 3: "GROUP"}
@@ -430,6 +431,10 @@ class Tx:
     def lock_queries(self) -> LockQueries:
         """The lock manager's queries (HIVE_LOCKS, TXNS, ...) in this transaction."""
         return LockQueries(self.conn)
+
+    def privileges(self) -> PrivilegeQueries:
+        """Roles, role grants, privileges and owners (store/privileges.py) in this transaction."""
+        return PrivilegeQueries(self.conn)
 
     def close(self) -> None:
         if self._cur is not None:

@@ -658,6 +658,86 @@ struct FireEventResponse {
   1: list<i64> eventIds
 }
 
+// Roles and privileges (Hive's authorization calls); PrincipalType: USER=1, ROLE=2, GROUP=3; HiveObjectType:
+// GLOBAL=1, DATABASE=2, TABLE=3, PARTITION=4, COLUMN=5; GrantRevokeType: GRANT=1, REVOKE=2
+struct HiveObjectRef {
+  1: i32 objectType,
+  2: string dbName,
+  3: string objectName,
+  4: list<string> partValues,
+  5: string columnName,
+  6: string catName
+}
+
+struct HiveObjectPrivilege {
+  1: HiveObjectRef hiveObject,
+  2: string principalName,
+  3: i32 principalType,
+  4: PrivilegeGrantInfo grantInfo,
+  5: string authorizer
+}
+
+struct PrivilegeBag {
+  1: list<HiveObjectPrivilege> privileges
+}
+
+struct GrantRevokePrivilegeRequest {
+  1: i32 requestType,
+  2: PrivilegeBag privileges,
+  3: bool revokeGrantOption
+}
+
+struct GrantRevokePrivilegeResponse {
+  1: bool success
+}
+
+struct Role {
+  1: string roleName,
+  2: i32 createTime,
+  3: string ownerName
+}
+
+struct RolePrincipalGrant {
+  1: string roleName,
+  2: string principalName,
+  3: i32 principalType,
+  4: bool grantOption,
+  5: i32 grantTime,
+  6: string grantorName,
+  7: i32 grantorPrincipalType
+}
+
+struct GetRoleGrantsForPrincipalRequest {
+  1: string principal_name,
+  2: i32 principal_type
+}
+
+struct GetRoleGrantsForPrincipalResponse {
+  1: list<RolePrincipalGrant> principalGrants
+}
+
+struct GetPrincipalsInRoleRequest {
+  1: string roleName
+}
+
+struct GetPrincipalsInRoleResponse {
+  1: list<RolePrincipalGrant> principalGrants
+}
+
+struct GrantRevokeRoleRequest {
+  1: i32 requestType,
+  2: string roleName,
+  3: string principalName,
+  4: i32 principalType,
+  5: string grantor,
+  6: i32 grantorType,
+  7: bool grantOption
+}
+
+struct GrantRevokeRoleResponse {
+  1: bool success
+}
+
 service ThriftHiveMetastore extends fb303.FacebookService {
   string getMetaConf(1: string key) throws (1: MetaException o1),
   void setMetaConf(1: string key, 2: string value) throws (1: MetaException o1),
@@ -747,6 +827,20 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst) throws (1: NoSuchTxnException o1),
   void commit_txn(1: CommitTxnRequest rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2),
   GetOpenTxnsResponse get_open_txns(),
+  bool create_role(1: Role role) throws (1: MetaException o1),
+  bool drop_role(1: string role_name) throws (1: MetaException o1),
+  list<string> get_role_names() throws (1: MetaException o1),
+  bool grant_role(1: string role_name, 2: string principal_name, 3: i32 principal_type, 4: string grantor, 5: i32 grantorType, 6: bool grant_option) throws (1: MetaException o1),
+  bool revoke_role(1: string role_name, 2: string principal_name, 3: i32 principal_type) throws (1: MetaException o1),
+  list<Role> list_roles(1: string principal_name, 2: i32 principal_type) throws (1: MetaException o1),
+  GrantRevokeRoleResponse grant_revoke_role(1: GrantRevokeRoleRequest request) throws (1: MetaException o1),
+  GetPrincipalsInRoleResponse get_principals_in_role(1: GetPrincipalsInRoleRequest request) throws (1: MetaException o1),
+  GetRoleGrantsForPrincipalResponse get_role_grants_for_principal(1: GetRoleGrantsForPrincipalRequest request) throws (1: MetaException o1),
+  PrincipalPrivilegeSet get_privilege_set(1: HiveObjectRef hiveObject, 2: string user_name, 3: list<string> group_names) throws (1: MetaException o1),
+  list<HiveObjectPrivilege> list_privileges(1: string principal_name, 2: i32 principal_type, 3: HiveObjectRef hiveObject) throws (1: MetaException o1),
+  bool grant_privileges(1: PrivilegeBag privileges) throws (1: MetaException o1),
+  bool revoke_privileges(1: PrivilegeBag privileges) throws (1: MetaException o1),
+  GrantRevokePrivilegeResponse grant_revoke_privileges(1: GrantRevokePrivilegeRequest request) throws (1: MetaException o1),
   list<string> set_ugi(1: string user_name, 2: list<string> group_names) throws (1: MetaException o1),
   // delegation tokens (server/tokens.py): issued to Kerberos callers, used with SASL DIGEST-MD5
   string get_delegation_token(1: string token_owner, 2: string renewer_kerberos_principal_name) throws (1: MetaException o1),

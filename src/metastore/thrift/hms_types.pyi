@@ -770,6 +770,97 @@ class FireEventResponse(_Struct):
     def __init__(self, eventIds: list[int] | None = None) -> None: ...
 
 
+class HiveObjectRef(_Struct):
+    objectType: int
+    dbName: str
+    objectName: str
+    partValues: list[str]
+    columnName: str
+    catName: str
+    def __init__(self, objectType: int | None = None, dbName: str | None = None, objectName: str | None = None, partValues: list[str] | None = None, columnName: str | None = None, catName: str | None = None) -> None: ...
+
+
+class HiveObjectPrivilege(_Struct):
+    hiveObject: HiveObjectRef
+    principalName: str
+    principalType: int
+    grantInfo: PrivilegeGrantInfo
+    authorizer: str
+    def __init__(self, hiveObject: HiveObjectRef | None = None, principalName: str | None = None, principalType: int | None = None, grantInfo: PrivilegeGrantInfo | None = None, authorizer: str | None = None) -> None: ...
+
+
+class PrivilegeBag(_Struct):
+    privileges: list[HiveObjectPrivilege]
+    def __init__(self, privileges: list[HiveObjectPrivilege] | None = None) -> None: ...
+
+
+class GrantRevokePrivilegeRequest(_Struct):
+    requestType: int
+    privileges: PrivilegeBag
+    revokeGrantOption: bool
+    def __init__(self, requestType: int | None = None, privileges: PrivilegeBag | None = None, revokeGrantOption: bool | None = None) -> None: ...
+
+
+class GrantRevokePrivilegeResponse(_Struct):
+    success: bool
+    def __init__(self, success: bool | None = None) -> None: ...
+
+
+class Role(_Struct):
+    roleName: str
+    createTime: int
+    ownerName: str
+    def __init__(self, roleName: str | None = None, createTime: int | None = None, ownerName: str | None = None) -> None: ...
+
+
+class RolePrincipalGrant(_Struct):
+    roleName: str
+    principalName: str
+    principalType: int
+    grantOption: bool
+    grantTime: int
+    grantorName: str
+    grantorPrincipalType: int
+    def __init__(self, roleName: str | None = None, principalName: str | None = None, principalType: int | None = None, grantOption: bool | None = None, grantTime: int | None = None, grantorName: str | None = None, grantorPrincipalType: int | None = None) -> None: ...
+
+
+class GetRoleGrantsForPrincipalRequest(_Struct):
+    principal_name: str
+    principal_type: int
+    def __init__(self, principal_name: str | None = None, principal_type: int | None = None) -> None: ...
+
+
+class GetRoleGrantsForPrincipalResponse(_Struct):
+    principalGrants: list[RolePrincipalGrant]
+    def __init__(self, principalGrants: list[RolePrincipalGrant] | None = None) -> None: ...
+
+
+class GetPrincipalsInRoleRequest(_Struct):
+    roleName: str
+    def __init__(self, roleName: str | None = None) -> None: ...
+
+
+class GetPrincipalsInRoleResponse(_Struct):
+    principalGrants: list[RolePrincipalGrant]
+    def __init__(self, principalGrants: list[RolePrincipalGrant] | None = None) -> None: ...
+
+
+class GrantRevokeRoleRequest(_Struct):
+    requestType: int
+    roleName: str
+    principalName: str
+    principalType: int
+    grantor: str
+    grantorType: int
+    grantOption: bool
+    def __init__(self, requestType: int | None = None, roleName: str | None = None, principalName: str | None = None, principalType: int | None = None, grantor: str | None = None, grantorType: int | None = None, grantOption: bool | None = None) -> None: ...
+
+
+class GrantRevokeRoleResponse(_Struct):
+    success: bool
+    def __init__(self, success: bool | None = None) -> None: ...
+
+
 class _ThriftHiveMetastoreService(ModuleType):
     thrift_services: list[str]
     getMetaConf_args: type[_Struct]
@@ -948,6 +1039,34 @@ class _ThriftHiveMetastoreService(ModuleType):
     commit_txn_result: type[_Struct]
     get_open_txns_args: type[_Struct]
     get_open_txns_result: type[_Struct]
+    create_role_args: type[_Struct]
+    create_role_result: type[_Struct]
+    drop_role_args: type[_Struct]
+    drop_role_result: type[_Struct]
+    get_role_names_args: type[_Struct]
+    get_role_names_result: type[_Struct]
+    grant_role_args: type[_Struct]
+    grant_role_result: type[_Struct]
+    revoke_role_args: type[_Struct]
+    revoke_role_result: type[_Struct]
+    list_roles_args: type[_Struct]
+    list_roles_result: type[_Struct]
+    grant_revoke_role_args: type[_Struct]
+    grant_revoke_role_result: type[_Struct]
+    get_principals_in_role_args: type[_Struct]
+    get_principals_in_role_result: type[_Struct]
+    get_role_grants_for_principal_args: type[_Struct]
+    get_role_grants_for_principal_result: type[_Struct]
+    get_privilege_set_args: type[_Struct]
+    get_privilege_set_result: type[_Struct]
+    list_privileges_args: type[_Struct]
+    list_privileges_result: type[_Struct]
+    grant_privileges_args: type[_Struct]
+    grant_privileges_result: type[_Struct]
+    revoke_privileges_args: type[_Struct]
+    revoke_privileges_result: type[_Struct]
+    grant_revoke_privileges_args: type[_Struct]
+    grant_revoke_privileges_result: type[_Struct]
     set_ugi_args: type[_Struct]
     set_ugi_result: type[_Struct]
     get_delegation_token_args: type[_Struct]
@@ -1079,6 +1198,20 @@ class ThriftHiveMetastoreIface(Protocol):
     def abort_txn(self, rqst: AbortTxnRequest) -> None: ...
     def commit_txn(self, rqst: CommitTxnRequest) -> None: ...
     def get_open_txns(self) -> GetOpenTxnsResponse: ...
+    def create_role(self, role: Role) -> bool: ...
+    def drop_role(self, role_name: str) -> bool: ...
+    def get_role_names(self) -> list[str]: ...
+    def grant_role(self, role_name: str, principal_name: str, principal_type: int, grantor: str, grantorType: int, grant_option: bool) -> bool: ...
+    def revoke_role(self, role_name: str, principal_name: str, principal_type: int) -> bool: ...
+    def list_roles(self, principal_name: str, principal_type: int) -> list[Role]: ...
+    def grant_revoke_role(self, request: GrantRevokeRoleRequest) -> GrantRevokeRoleResponse: ...
+    def get_principals_in_role(self, request: GetPrincipalsInRoleRequest) -> GetPrincipalsInRoleResponse: ...
+    def get_role_grants_for_principal(self, request: GetRoleGrantsForPrincipalRequest) -> GetRoleGrantsForPrincipalResponse: ...
+    def get_privilege_set(self, hiveObject: HiveObjectRef, user_name: str, group_names: list[str]) -> PrincipalPrivilegeSet: ...
+    def list_privileges(self, principal_name: str, principal_type: int, hiveObject: HiveObjectRef) -> list[HiveObjectPrivilege]: ...
+    def grant_privileges(self, privileges: PrivilegeBag) -> bool: ...
+    def revoke_privileges(self, privileges: PrivilegeBag) -> bool: ...
+    def grant_revoke_privileges(self, request: GrantRevokePrivilegeRequest) -> GrantRevokePrivilegeResponse: ...
     def set_ugi(self, user_name: str, group_names: list[str]) -> list[str]: ...
     def get_delegation_token(self, token_owner: str, renewer_kerberos_principal_name: str) -> str: ...
     def renew_delegation_token(self, token_str_form: str) -> int: ...
