@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .notify.background import Notifications
     from .notify.relay import Relay
     from .repl.policies import Scheduler
+    from .rest.oauth import OAuth2
     from .rest.server import RestServer
     from .server.thrift_server import Negotiate, ThriftServer
     from .server.workers import FrontLimits
@@ -207,7 +208,35 @@ def rest_server(catalog: Catalog, settings: Settings, limits: FrontLimits) -> Re
     from .rest.server import RestServer
 
     return RestServer(catalog, settings.host, settings.rest_port, limits, settings.max_request_bytes,
-                      audit=audit_log(settings))
+                      audit=audit_log(settings), auth=rest_oauth2(settings))
+
+
+def rest_token_key_path(settings: Settings) -> str:
+    return settings.rest_token_key or os.path.join(settings.data_dir, "rest-token.key")
+
+
+def rest_clients_path(settings: Settings) -> str:
+    return settings.rest_clients or os.path.join(settings.data_dir, "rest-clients.toml")
+
+
+def rest_oauth2(settings: Settings) -> OAuth2 | None:
+    """The REST front's OAuth2 (rest_auth = oauth2): its signing key (made when absent), its clients, the
+    external issuer. MissingExtra without the oauth extra; SettingsError when the settings cannot be honoured."""
+    if settings.rest_auth != "oauth2":
+        return None
+    from .extras import require
+
+    what = "OAuth2 on the REST front (rest_auth = oauth2)"
+    require("jwt", "oauth", what)
+    require("cryptography", "oauth", what)
+    from .rest.oauth import build
+
+    try:
+        return build(rest_token_key_path(settings), settings.rest_token_lifetime, rest_clients_path(settings),
+                     settings.rest_oidc_issuer, settings.rest_oidc_audience, settings.rest_oidc_jwks,
+                     settings.rest_oidc_user_claim)
+    except ValueError as e:
+        raise SettingsError(f"settings: REST authentication: {e}") from None
 
 
 _AUDIT: dict[str, AuditLog] = {}

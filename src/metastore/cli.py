@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 import click
 
@@ -116,6 +117,50 @@ def schema_status(ctx: click.Context, db: str | None, data_dir: str | None) -> N
     try:
         migrate.check(engine)
     except migrate.SchemaVersionError as e:
+        raise click.ClickException(str(e)) from None
+
+
+@main.group()
+def oauth() -> None:
+    """OAuth2 clients of the REST front's token endpoint (rest_auth = oauth2)."""
+
+
+@oauth.command("add-client")
+@click.argument("client_id")
+@click.option("--user", required=True, help="The user the client's tokens act as.")
+@click.option("--secret-stdin", is_flag=True, help="Read the secret from standard input [a new random one].")
+@_data_dir_option
+@click.pass_context
+def oauth_add_client(ctx: click.Context, client_id: str, user: str, secret_stdin: bool, data_dir: str | None) -> None:
+    """Add (or replace) a client in the clients file (rest_clients), its secret hashed; prints the credential
+    (CLIENT_ID:SECRET, PyIceberg's `credential`) once."""
+    from .app import rest_clients_path
+    from .rest.clients import ClientsError, add_client
+
+    path = rest_clients_path(command_settings(ctx, data_dir=data_dir))
+    secret = sys.stdin.readline().rstrip("\r\n") if secret_stdin else None
+    try:
+        secret = add_client(path, client_id, user, secret)
+    except ClientsError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"client {client_id} (user {user}) written to {path}; its credential:", err=True)
+    click.echo(f"{client_id}:{secret}")
+
+
+@oauth.command("remove-client")
+@click.argument("client_id")
+@_data_dir_option
+@click.pass_context
+def oauth_remove_client(ctx: click.Context, client_id: str, data_dir: str | None) -> None:
+    """Remove a client from the clients file (tokens it already has stay valid until they expire)."""
+    from .app import rest_clients_path
+    from .rest.clients import ClientsError, remove_client
+
+    path = rest_clients_path(command_settings(ctx, data_dir=data_dir))
+    try:
+        if not remove_client(path, client_id):
+            raise click.ClickException(f"no client {client_id} in {path}")
+    except ClientsError as e:
         raise click.ClickException(str(e)) from None
 
 

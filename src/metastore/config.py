@@ -186,6 +186,23 @@ def _one_of(value: str, allowed: tuple[str, ...]) -> str:
     return value.strip().lower()
 
 
+def _jwks_source(value: str) -> str:
+    """A JWKS location: empty, a file path, or an http(s) URL with a host."""
+    v = value.strip()
+    if "://" in v:
+        p = urllib.parse.urlsplit(v)
+        if p.scheme.lower() not in ("http", "https") or not p.hostname:
+            raise ValueError("not a JWKS location (a file path, or an http:// or https:// URL)")
+        _ = p.port
+    return v
+
+
+def _claim_name(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_:.\-/]{1,128}", value.strip()):
+        raise ValueError("not a claim name")
+    return value.strip()
+
+
 # checks beyond the type, by setting
 _CHECKS: dict[str, Any] = {
     "port": _port, "rest_port": _port, "workers": _at_least_one, "pool_size": _at_least_one,
@@ -193,6 +210,8 @@ _CHECKS: dict[str, Any] = {
     "txn_max_open_batch": _at_least_one, "filter_max_length": _at_least_one, "filter_max_in_list": _at_least_one,
     "rest_auth": lambda v: _one_of(v, ("none", "oauth2")), "authorization": lambda v: _one_of(v, ("none", "sql")),
     "txn_timeout": _positive, "idle_timeout": _positive, "read_timeout": _positive,
+    "rest_token_lifetime": _positive, "rest_oidc_jwks": _jwks_source,
+    "rest_oidc_user_claim": _claim_name,
     "db": lambda v: None if v is None else check_db_url(v), "bus": check_bus_url, "metastore": check_thrift_url,
 }
 # durations whose empty value means "none" (no hard cap) rather than an error
@@ -261,6 +280,20 @@ class Settings:
     # the REST front: none (as today: every request acts as its claimed or anonymous user) or oauth2 (bearer
     # tokens of the server's token endpoint or of an external issuer)
     rest_auth: str = "none"
+    # OAuth2 on the REST front (README "REST authentication"). The token endpoint signs its tokens (HS256) with
+    # the key in rest_token_key (empty: <data_dir>/rest-token.key, created 0600 when absent; the processes of
+    # one server share it, as must every server that accepts the others' tokens); they expire after
+    # rest_token_lifetime. rest_clients: the TOML file of the clients allowed to get tokens (client id ->
+    # hashed secret and user; empty: <data_dir>/rest-clients.toml; `metastore oauth add-client` writes it).
+    # An external OIDC issuer's tokens are accepted too when rest_oidc_issuer is set: its audience, its JWKS
+    # (a file path or an http(s) URL) and the claim that names the user.
+    rest_token_key: str = ""
+    rest_token_lifetime: float = 3600.0
+    rest_clients: str = ""
+    rest_oidc_issuer: str = ""
+    rest_oidc_audience: str = ""
+    rest_oidc_jwks: str = ""
+    rest_oidc_user_claim: str = "sub"
     # authorization: none (as today) or sql (Hive's SQL-standard model: roles, grants, owners), enforced by
     # the catalog service for every front; admin_users are in the admin role from the start
     authorization: str = "none"

@@ -71,7 +71,16 @@ from ..core.errors import (
     TableModified,
 )
 from ..core.names import valid_name
-from .errors import RestError, already_exists, bad_request, commit_failed, forbidden, no_such_namespace, no_such_table
+from .errors import (
+    RestError,
+    access_error,
+    already_exists,
+    bad_request,
+    commit_failed,
+    forbidden,
+    no_such_namespace,
+    no_such_table,
+)
 from .types import JsonObject, JsonValue
 
 log = logging.getLogger(__name__)
@@ -322,6 +331,9 @@ def table_result(metadata: TableMetadata, location: str | None) -> str:
 
 
 def _catalog_error(e: CatalogError) -> RestError:
+    refused = access_error(e)  # 403/401 before the generic MetaException mapping below
+    if refused is not None:
+        return refused
     if isinstance(e, (InvalidObject, InvalidOperation)):
         return bad_request(e.message)
     return RestError(500, "ServiceFailureException", e.message)
@@ -844,7 +856,7 @@ class IcebergCatalog:
         except TableModified as e:
             raise commit_failed(f"Commit conflict: {e.message}") from None
         except MetaError as e:
-            raise RestError(500, "ServiceFailureException", e.message) from None
+            raise _catalog_error(e) from None
         except InvalidOperation as e:  # the table was dropped or renamed meanwhile
             raise commit_failed(f"Commit conflict: {e.message}") from None
 

@@ -17,6 +17,7 @@ spec's error model (_Handler.error_body). The work on a request has no timeout.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -31,14 +32,15 @@ from .. import __version__
 from ..catalog.audit import AuditLog
 from ..catalog.service import Catalog
 from ..core import identity
-from ..core.errors import CatalogError
+from ..core.errors import AccessDenied, CatalogError, NotAuthenticated
 from ..server.http import MAX_BODY, BoundedHandler, BoundedHTTPServer, Gone, HttpError, RequestTimeout
 from ..server.workers import FrontLimits
-from .errors import RestError, bad_request
+from .errors import AuthFailed, NotAuthorizedException, RestError, TokenRequestError, access_error, bad_request
 from .types import Answer, JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from .iceberg import IcebergCatalog
+    from .oauth import OAuth2
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,8 @@ ROUTES = (
     Route("GET", "config", "getConfig", "Catalog configuration and the endpoints served", query=("warehouse",),
           prefixed=False),
     Route("GET", "openapi.json", "getOpenApi", "This OpenAPI description", prefixed=False),
+    Route("POST", "oauth/tokens", "getToken", "Get a token with the OAuth2 client-credentials grant (form-encoded; "
+          "served with rest_auth = oauth2)", prefixed=False),
     Route("GET", "namespaces", "listNamespaces", "List namespaces (Hive databases), optionally under a parent",
           query=("parent", "pageToken", "pageSize")),
     Route("POST", "namespaces", "createNamespace", "Create a namespace (a Hive database)", body=True),
@@ -92,6 +96,8 @@ ROUTES = (
 )
 _COMPILED = [(r, r.pattern()) for r in ROUTES]
 _ROOTS = {r.path.split("/")[0] for r in ROUTES}
+PUBLIC = frozenset({"getToken", "getOpenApi"})  # served without a token when rest_auth = oauth2
+_HOST = re.compile(r"(?:[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
 
 
 def endpoints() -> list[str]:
@@ -99,9 +105,34 @@ def endpoints() -> list[str]:
     return [f"{r.method} /v1/{{prefix}}/{r.path}" for r in ROUTES if r.prefixed]
 
 
+def _responses(r: Route) -> dict[str, Any]:
+    """The responses of route `r` in the OpenAPI description."""
+    error = {"$ref": "#/components/schemas/ErrorModel"}
+    if r.operation == "getToken":
+        oauth_error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/OAuthError"}}}}
+        return {"200": {"description": "OAuthTokenResponse: access_token, token_type bearer, expires_in",
+                        "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"description": "invalid_request, unsupported_grant_type, invalid_scope", **oauth_error},
+                "401": {"description": "invalid_client", **oauth_error}}
+    responses: dict[str, Any] = {
+        str(r.status): {"description": "OK"} if r.status == 204 or r.method == "HEAD" else
+        {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}}
+    codes = [(400, "BadRequestException: malformed request, unknown update or requirement type"),
+             (404, "NoSuchNamespaceException / NoSuchTableException"),
+             (409, "AlreadyExistsException / CommitFailedException / NamespaceNotEmptyException"),
+             (500, "ServiceFailureException")]
+    if r.operation not in PUBLIC:
+        codes += [(401, "NotAuthorizedException: no bearer token, or an expired or invalid one (rest_auth = oauth2)"),
+                  (403, "ForbiddenException: the caller lacks a privilege the operation needs")]
+    for code, what in sorted(codes):
+        if code == 409 and r.method in ("GET", "HEAD"):
+            continue
+        responses[str(code)] = {"description": what, "content": {"application/json": {"schema": error}}}
+    return responses
+
+
 def openapi(base_url: str | None = None) -> dict[str, Any]:
     """An OpenAPI 3 description of the routes served (the Iceberg REST catalog's subset implemented here)."""
-    error = {"$ref": "#/components/schemas/ErrorModel"}
     paths: dict[str, dict[str, Any]] = {}
     for r in ROUTES:
         path = f"/v1/{{prefix}}/{r.path}" if r.prefixed else f"/v1/{r.path}"
@@ -109,21 +140,17 @@ def openapi(base_url: str | None = None) -> dict[str, Any]:
             {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
             for n in re.findall(r"\{(\w+)\}", path)]
         params += [{"name": q, "in": "query", "required": False, "schema": {"type": "string"}} for q in r.query]
-        responses: dict[str, Any] = {
-            str(r.status): {"description": "OK"} if r.status == 204 or r.method == "HEAD" else
-            {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}}
-        for code, what in ((400, "BadRequestException: malformed request, unknown update or requirement type"),
-                           (404, "NoSuchNamespaceException / NoSuchTableException"),
-                           (409, "AlreadyExistsException / CommitFailedException / NamespaceNotEmptyException"),
-                           (500, "ServiceFailureException")):
-            if code == 409 and r.method in ("GET", "HEAD"):
-                continue
-            responses[str(code)] = {"description": what, "content": {"application/json": {"schema": error}}}
         op: dict[str, Any] = {"operationId": r.operation, "summary": r.summary, "parameters": params,
-                              "responses": responses}
+                              "responses": _responses(r)}
         if r.body:
             op["requestBody"] = {"required": True,
                                  "content": {"application/json": {"schema": {"type": "object"}}}}
+        if r.operation == "getToken":
+            op["requestBody"] = {"required": True, "content": {"application/x-www-form-urlencoded": {"schema": {
+                "type": "object", "required": ["grant_type"], "properties": {
+                    k: {"type": "string"} for k in ("grant_type", "client_id", "client_secret", "scope")}}}}}
+        if r.operation in PUBLIC:
+            op["security"] = []
         paths.setdefault(path, {})[r.method.lower()] = op
     doc: dict[str, Any] = {
         "openapi": "3.0.3",
@@ -134,16 +161,22 @@ def openapi(base_url: str | None = None) -> dict[str, Any]:
         "components": {"schemas": {"ErrorModel": {
             "type": "object", "required": ["error"],
             "properties": {"error": {"type": "object", "required": ["message", "type", "code"], "properties": {
-                "message": {"type": "string"}, "type": {"type": "string"}, "code": {"type": "integer"}}}}}}},
+                "message": {"type": "string"}, "type": {"type": "string"}, "code": {"type": "integer"}}}}},
+            "OAuthError": {"type": "object", "required": ["error"], "properties": {
+                "error": {"type": "string"}, "error_description": {"type": "string"}}}},
+            # with rest_auth = oauth2 every operation but the public ones needs a bearer token
+            "securitySchemes": {"BearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}}},
+        "security": [{"BearerAuth": []}],
     }
     if base_url:
         doc["servers"] = [{"url": base_url}]
     return doc
 
 
-def config(endpoints: list[str]) -> JsonObject:
-    """GET /v1/config: no defaults or overrides, the endpoints served."""
-    return {"defaults": {}, "overrides": {}, "endpoints": endpoints}
+def config(endpoints: list[str], defaults: dict[str, str] | None = None) -> JsonObject:
+    """GET /v1/config: the defaults (with OAuth2: oauth2-server-uri, the token endpoint), no overrides, the
+    endpoints served."""
+    return {"defaults": defaults or {}, "overrides": {}, "endpoints": endpoints}
 
 
 class _LazyApi:
@@ -173,6 +206,8 @@ class _Handler(BoundedHandler):
     api: _LazyApi
     base_url: str
     audit: AuditLog | None = None
+    auth: OAuth2 | None = None  # rest_auth = oauth2: every operation but PUBLIC needs a valid bearer token
+    _extra_headers: tuple[tuple[str, str], ...] = ()  # sent with the next answer (end_headers)
 
     @classmethod
     def error_body(cls, code: int, message: str, kind: str = "") -> bytes:
@@ -195,26 +230,87 @@ class _Handler(BoundedHandler):
     def do_PUT(self) -> None:
         self._dispatch("PUT")
 
-    def _dispatch(self, method: str) -> None:
-        if self.audit is None:
-            self._answer(method)
-            return
-        with identity.calling(method) as record:  # _handle names the operation once it is routed
-            try:
-                error = self._answer(method)
-            except BaseException as e:
-                self.audit.record("rest", record, e)
-                raise
-            self.audit.record("rest", record, error)
+    def end_headers(self) -> None:
+        for name, value in self._extra_headers:
+            self.send_header(name, value)
+        self._extra_headers = ()
+        super().end_headers()
 
-    def _answer(self, method: str) -> BaseException | None:
-        """Handle the request; returns the error it was answered with, if any."""
+    def _dispatch(self, method: str) -> None:
+        # authenticated first, so that the principal encloses the audit record (a refusal is logged as
+        # "anonymous" with its result)
+        principal, refused = self._authenticate(method)
+        with identity.acting_as(principal) if principal is not None else contextlib.nullcontext():
+            if self.audit is None:
+                self._answer(method, refused)
+                return
+            with identity.calling(method) as record:  # _handle names the operation once it is routed
+                if refused is not None:
+                    record.method = self._operation(method) or method
+                try:
+                    error = self._answer(method, refused)
+                except BaseException as e:
+                    self.audit.record("rest", record, e)
+                    raise
+                self.audit.record("rest", record, error)
+
+    def _operation(self, method: str) -> str | None:
+        """The operation the request names, if it names one (without answering anything)."""
+        segments = urlsplit(self.path).path.strip("/").split("/")
+        if segments[:1] != ["v1"] or len(segments) < 2:
+            return None
+        parts = segments[1:]
+        if parts[0] not in _ROOTS and len(parts) > 1:
+            parts = parts[1:]
         try:
+            return self._route(method, parts)[0].operation
+        except RestError:
+            return None
+
+    def _authenticate(self, method: str) -> tuple[identity.Principal | None, NotAuthorizedException | None]:
+        """With OAuth2: the request's principal, or the refusal of a request without a valid token (its
+        principal "anonymous"). Without: no principal (as before)."""
+        if self.auth is None:
+            return None, None
+        host, port = self.client_address[:2]
+        address = f"{host}:{port}"
+        anonymous = identity.Principal("anonymous", address=address)
+        if self._operation(method) in PUBLIC:
+            return anonymous, None
+        try:
+            who = self.auth.authenticate(self.headers.get_all("Authorization") or [])
+        except AuthFailed as e:
+            return anonymous, NotAuthorizedException(e.message, e.error)
+        return identity.Principal(who.user, method=identity.OAUTH2, full_name=who.subject, address=address), None
+
+    def _answer(self, method: str, refused: NotAuthorizedException | None = None) -> BaseException | None:
+        """Handle the request (or answer its refusal); returns the error it was answered with, if any."""
+        try:
+            if refused is not None:
+                raise refused
             self._handle(method)
         except (RequestTimeout, Gone):
             raise
+        except NotAuthorizedException as e:
+            self._extra_headers = (("WWW-Authenticate", e.challenge),)
+            self.send_error_body(e)
+            return e
         except HttpError as e:  # a RestError, or a refused request (Content-Length, body size)
             self.send_error_body(e)
+            return e
+        except TokenRequestError as e:  # the token endpoint's refusals, in the spec's OAuthError model
+            headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
+            if e.status == 401:
+                headers.append(("WWW-Authenticate", 'Basic realm="metastore"'))
+            self._extra_headers = tuple(headers)
+            self.send_body(e.status, json.dumps(e.body()).encode())
+            return e
+        except (AccessDenied, NotAuthenticated) as e:  # the catalog's refusals: 403, 401
+            refusal = access_error(e)
+            assert refusal is not None
+            if isinstance(refusal, NotAuthorizedException):
+                self._extra_headers = (("WWW-Authenticate", refusal.challenge),)
+            self.send_error_body(refusal)
             return e
         except CatalogError as e:  # anything the operations did not map themselves
             self.send_error_body(RestError(500, "ServiceFailureException", e.message))
@@ -271,6 +367,9 @@ class _Handler(BoundedHandler):
         record = identity.current_call()
         if record is not None:
             record.method = route.operation
+        if route.operation == "getToken":
+            self._token()
+            return
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         body = self._body() if route.body else None
         if not route.body:
@@ -283,10 +382,35 @@ class _Handler(BoundedHandler):
         else:
             self.send_body(route.status, json.dumps(result).encode())
 
+    def _token(self) -> None:
+        """POST /v1/oauth/tokens: a form-encoded token request answered with the spec's OAuthTokenResponse."""
+        if self.auth is None:
+            raise RestError(404, "NoSuchEndpointException",
+                            "No token endpoint: this server does not authenticate REST clients (rest_auth = none)")
+        from .oauth import MAX_FORM_BYTES
+
+        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if kind != "application/x-www-form-urlencoded":
+            raise TokenRequestError(400, "invalid_request", "the request must be application/x-www-form-urlencoded")
+        if self.content_length() > MAX_FORM_BYTES:  # the body stays unread: the connection closes after
+            raise TokenRequestError(400, "invalid_request", f"request larger than {MAX_FORM_BYTES} bytes")
+        answer = self.auth.token(self.read_body(), self.headers.get("Authorization"))
+        self._extra_headers = (("Cache-Control", "no-store"), ("Pragma", "no-cache"))
+        self.send_body(200, json.dumps(answer).encode())
+
+    def _defaults(self) -> dict[str, str]:
+        """/v1/config's defaults: with OAuth2, the token endpoint (PyIceberg's and Iceberg's
+        oauth2-server-uri), at the host the client addressed when its Host header is a plain host[:port]."""
+        if self.auth is None:
+            return {}
+        host = self.headers.get("Host") or ""
+        base = f"http://{host}" if _HOST.fullmatch(host) else self.base_url
+        return {"oauth2-server-uri": f"{base}/v1/oauth/tokens"}
+
     def _call(self, op: str, p: dict[str, str], q: dict[str, str], body: JsonValue) -> Answer:
         ns, table = p.get("namespace", ""), p.get("table", "")
         calls: dict[str, Callable[[], Answer]] = {
-            "getConfig": lambda: config(endpoints()),
+            "getConfig": lambda: config(endpoints(), self._defaults()),
             "getOpenApi": lambda: openapi(self.base_url),
             "listNamespaces": lambda: self.api.get().list_namespaces(q.get("parent")),
             "createNamespace": lambda: self.api.get().create_namespace(body),
@@ -322,9 +446,10 @@ class RestServer:
     """The REST catalog on its own port, served from a background thread beside the Thrift server."""
 
     def __init__(self, catalog: Catalog, host: str, port: int, limits: FrontLimits | None = None,
-                 max_request_bytes: int = MAX_BODY, audit: AuditLog | None = None) -> None:
+                 max_request_bytes: int = MAX_BODY, audit: AuditLog | None = None, auth: OAuth2 | None = None) -> None:
         self.host, self.port = host, port
         self.audit = audit
+        self.auth = auth
         self.catalog = catalog
         self.limits = limits or FrontLimits()
         self.max_request_bytes = max_request_bytes
@@ -365,6 +490,7 @@ class RestServer:
             pass
 
         Handler.api, Handler.base_url, Handler.max_body, Handler.audit = api, url, max_body, self.audit
+        Handler.auth = self.auth
         return Handler
 
     def start(self) -> None:

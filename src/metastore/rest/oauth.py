@@ -1,0 +1,372 @@
+"""OAuth2 on the Iceberg REST front: the token endpoint and bearer-token validation (README "REST
+authentication"). Needs the `oauth` extra (PyJWT with cryptography); app.py checks it before importing this.
+
+Tokens of our own: POST /v1/oauth/tokens with the client-credentials grant (form-encoded, the client id and
+secret in the body as PyIceberg's `credential="id:secret"` sends them, or in an HTTP Basic header as RFC 6749
+prefers) answers the spec's OAuthTokenResponse: a JWT signed HS256 with the server's key (rest_token_key),
+iss ISSUER, sub the client's user, client_id, iat/nbf/exp (rest_token_lifetime), a random jti. Failures answer
+the spec's OAuthError ({"error": "invalid_client", "error_description": ...}; 401 for a bad client, 400 for a
+bad request). Every process that holds the key accepts the token: the workers of one server share the key file;
+servers on one store share it by pointing rest_token_key at one file.
+
+Tokens of an external issuer (rest_oidc_issuer): accepted when signed by a key of its JWKS (a file, re-read
+when it changes, or an http(s) URL fetched with a timeout and a size cap, cached for JWKS_TTL, re-fetched
+for an unknown key id at most every JWKS_MIN_REFRESH), with an algorithm of the allow-list that fits the key
+(RSA: RS/PS 256-512, EC: ES 256-512; never `none`, never an HMAC keyed by a public key), and exp, nbf, iss and
+aud checked (aud is required: a token the provider issued for another application is refused). The user is the
+claim rest_oidc_user_claim (default sub).
+
+A token is routed by its (unverified) iss: ours or the external issuer's; any other issuer is refused before a
+signature is checked. Bounds: the token's length (MAX_TOKEN_CHARS), the form (MAX_FORM_BYTES, MAX_FORM_FIELDS),
+the JWKS (MAX_JWKS_BYTES, MAX_JWKS_KEYS, JWKS_TIMEOUT), the key ids looked up (the JWKS is re-fetched at most
+every JWKS_MIN_REFRESH whatever the tokens name).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import os
+import re
+import secrets
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+from jwt import PyJWK
+
+from .clients import MAX_CLIENT_ID, MAX_SECRET, ClientRegistry
+from .errors import AuthFailed, TokenRequestError
+
+log = logging.getLogger(__name__)
+
+ISSUER = "metastore"  # the iss of the tokens this server issues
+TOKEN_ALG = "HS256"
+LEEWAY = 30  # seconds of clock skew allowed on exp/nbf/iat
+MAX_TOKEN_CHARS = 8192
+MAX_FORM_BYTES = 16 * 1024
+MAX_FORM_FIELDS = 32
+MAX_JWKS_BYTES = 1 << 20
+MAX_JWKS_KEYS = 100
+JWKS_TIMEOUT = 10.0
+JWKS_TTL = 300.0
+JWKS_MIN_REFRESH = 30.0
+KEY_BYTES = 32
+EXTERNAL_ALGS = {"RSA": ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512"), "EC": ("ES256", "ES384", "ES512")}
+ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*")  # RFC 6749 3.3
+_USER = re.compile(r"[^\x00-\x1f\x7f]{1,128}")
+
+
+@dataclass(frozen=True)
+class TokenIdentity:
+    """Who a valid token says the caller is."""
+
+    user: str
+    subject: str
+    issuer: str
+    client_id: str | None = None
+
+
+# ---- the signing key ------------------------------------------------------------------------------------
+
+def load_key(path: str) -> bytes:
+    """The token signing key in `path`, made (KEY_BYTES random bytes, base64, mode 0600) when the file does not
+    exist. Made in a temporary file and linked into place, so a process starting at the same moment reads the
+    winner's whole key, never a half-written one. ValueError when the file is not a key or others may read it."""
+    path = os.path.abspath(path)
+    if not os.path.exists(path):
+        directory = os.path.dirname(path)
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".rest-token-key.", dir=directory)  # mode 0600
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(base64.b64encode(secrets.token_bytes(KEY_BYTES)).decode() + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, path)
+                log.info("made the REST token signing key %s", path)
+            except FileExistsError:
+                pass  # another process made it first: theirs is the key
+        finally:
+            os.unlink(tmp)
+    try:
+        st = os.stat(path)
+        if st.st_mode & 0o077:
+            raise ValueError(f"the REST token key {path} may be read by others (mode {st.st_mode & 0o777:o}): "
+                             "chmod 600 it")
+        with open(path, "rb") as f:
+            raw = f.read(4096)
+    except OSError as e:
+        raise ValueError(f"cannot read the REST token key {path}: {e.strerror}") from None
+    try:
+        key = base64.b64decode(raw.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"the REST token key {path} is not base64 text") from None
+    if len(key) < KEY_BYTES:
+        raise ValueError(f"the REST token key {path} holds {len(key)} bytes, at least {KEY_BYTES} are needed")
+    return key
+
+
+# ---- an external issuer's keys --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class IssuerKey:
+    kid: str | None
+    kty: str
+    alg: str | None  # the algorithm the JWK declares, if it does
+    jwk: PyJWK
+
+    def fits(self, alg: str) -> bool:
+        """Whether a token signed with `alg` may be checked with this key: an allowed algorithm of the key's
+        type, and the key's own algorithm when it declares one."""
+        return alg in EXTERNAL_ALGS.get(self.kty, ()) and self.alg in (None, alg)
+
+
+class Jwks:
+    """An issuer's JSON Web Key Set from a file (re-read when it changes) or an http(s) URL (fetched with
+    JWKS_TIMEOUT and MAX_JWKS_BYTES, kept JWKS_TTL, re-fetched for an unknown key id at most every
+    JWKS_MIN_REFRESH). Only keys usable for a signature with an allowed algorithm are kept."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.url = "://" in source
+        self._lock = threading.Lock()
+        self._keys: list[IssuerKey] = []
+        self._stamp: object = None
+        self._fetched = 0.0  # monotonic time of the last fetch (URL)
+        if not self.url:  # a file is read now: a missing or malformed one stops the server
+            self._keys, self._stamp = self._read_file()
+
+    def _read_file(self) -> tuple[list[IssuerKey], object]:
+        try:
+            st = os.stat(self.source)
+            with open(self.source, "rb") as f:
+                raw = f.read(MAX_JWKS_BYTES + 1)
+        except OSError as e:
+            raise ValueError(f"cannot read the JWKS {self.source}: {e.strerror}") from None
+        return self._parse(raw), (st.st_mtime_ns, st.st_size)
+
+    def _fetch(self) -> list[IssuerKey]:
+        request = urllib.request.Request(self.source, headers={"Accept": "application/json"})
+        with urllib.request.urlopen(request, timeout=JWKS_TIMEOUT) as r:  # noqa: S310 - http(s) only (config)
+            raw = r.read(MAX_JWKS_BYTES + 1)
+        return self._parse(raw)
+
+    def _parse(self, raw: bytes) -> list[IssuerKey]:
+        if len(raw) > MAX_JWKS_BYTES:
+            raise ValueError(f"the JWKS {self.source} is larger than {MAX_JWKS_BYTES} bytes")
+        try:
+            doc = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise ValueError(f"the JWKS {self.source} is not JSON") from None
+        entries = doc.get("keys") if isinstance(doc, dict) else None
+        if not isinstance(entries, list):
+            raise ValueError(f"the JWKS {self.source} has no \"keys\" list")
+        keys = []
+        for entry in entries[:MAX_JWKS_KEYS]:
+            if not isinstance(entry, dict) or entry.get("kty") not in EXTERNAL_ALGS or \
+                    entry.get("use", "sig") != "sig" or ("alg" in entry and entry["alg"] not in
+                                                          EXTERNAL_ALGS[entry["kty"]]):
+                continue
+            kid = entry.get("kid")
+            try:
+                keys.append(IssuerKey(kid if isinstance(kid, str) else None, entry["kty"], entry.get("alg"),
+                                      PyJWK.from_dict(entry)))
+            except (jwt.PyJWTError, ValueError, TypeError):
+                continue
+        return keys
+
+    def _refresh(self, wanted: str | None) -> None:
+        """Bring the keys up to date (called under the lock)."""
+        if not self.url:
+            try:
+                st = os.stat(self.source)
+                if (st.st_mtime_ns, st.st_size) != self._stamp:
+                    self._keys, self._stamp = self._read_file()
+            except ValueError as e:
+                log.error("JWKS not reloaded, the previous keys stay: %s", e)
+            return
+        now = time.monotonic()
+        age = now - self._fetched
+        known = wanted is None or any(k.kid == wanted for k in self._keys)
+        if self._fetched and age < JWKS_TTL and (known or age < JWKS_MIN_REFRESH):
+            return
+        self._fetched = now
+        try:
+            self._keys = self._fetch()
+        except (OSError, ValueError) as e:  # the last keys stay; an unknown key id is refused
+            log.warning("cannot fetch the JWKS %s: %s", self.source, e)
+
+    def keys_for(self, kid: str | None) -> list[IssuerKey]:
+        with self._lock:
+            self._refresh(kid)
+            keys = self._keys
+        if kid is not None:
+            return [k for k in keys if k.kid == kid]
+        return keys[:1] if len(keys) == 1 else []  # no key id: only an unambiguous set
+
+
+@dataclass
+class ExternalIssuer:
+    issuer: str
+    audience: str
+    jwks: Jwks
+    user_claim: str = "sub"
+
+    def validate(self, token: str, header: dict[str, Any]) -> TokenIdentity:
+        alg, kid = header.get("alg"), header.get("kid")
+        if not isinstance(alg, str) or not any(alg in algs for algs in EXTERNAL_ALGS.values()):
+            raise AuthFailed(f"token algorithm {str(alg)[:16]!r} is not accepted")
+        if kid is not None and (not isinstance(kid, str) or len(kid) > 256):
+            raise AuthFailed("token key id is not valid")
+        keys = [k for k in self.jwks.keys_for(kid) if k.fits(alg)]
+        if not keys:
+            raise AuthFailed("token signed by a key the issuer does not list")
+        try:
+            claims = jwt.decode(token, keys[0].jwk.key, algorithms=[alg], audience=self.audience, issuer=self.issuer,
+                                leeway=LEEWAY, options={"require": ["exp", "iss", "aud"]})
+        except jwt.ExpiredSignatureError:
+            raise AuthFailed("token expired") from None
+        except jwt.PyJWTError as e:
+            raise AuthFailed(f"token not valid: {_why(e)}") from None
+        user = claims.get(self.user_claim)
+        if not isinstance(user, str) or not _USER.fullmatch(user):
+            raise AuthFailed(f"token has no user claim {self.user_claim!r}")
+        sub = claims.get("sub")
+        return TokenIdentity(user, sub if isinstance(sub, str) else user, self.issuer)
+
+
+def _why(e: Exception) -> str:
+    return str(e)[:200]
+
+
+# ---- the front's authority ------------------------------------------------------------------------------
+
+class OAuth2:
+    """Issues our tokens and validates bearer tokens (ours and an external issuer's)."""
+
+    def __init__(self, key: bytes, lifetime: float, clients: ClientRegistry,
+                 external: ExternalIssuer | None = None) -> None:
+        self.key, self.lifetime, self.clients, self.external = key, lifetime, clients, external
+
+    # -- the token endpoint --
+    def token(self, body: bytes, authorization: str | None) -> dict[str, Any]:
+        """The OAuthTokenResponse for a token request (its form body and Authorization header)."""
+        if len(body) > MAX_FORM_BYTES:
+            raise TokenRequestError(400, "invalid_request", f"request larger than {MAX_FORM_BYTES} bytes")
+        try:
+            pairs = urllib.parse.parse_qsl(body.decode("ascii"), keep_blank_values=True, strict_parsing=False,
+                                           max_num_fields=MAX_FORM_FIELDS)
+        except (UnicodeDecodeError, ValueError):
+            raise TokenRequestError(400, "invalid_request", "not a form-encoded request") from None
+        form: dict[str, str] = {}
+        for k, v in pairs:
+            if k in form:  # RFC 6749 3.2: parameters must not be repeated
+                raise TokenRequestError(400, "invalid_request", f"parameter {k[:64]!r} repeated")
+            form[k] = v
+        grant = form.get("grant_type")
+        if grant != "client_credentials":
+            if grant is None:
+                raise TokenRequestError(400, "invalid_request", "grant_type is required")
+            raise TokenRequestError(400, "unsupported_grant_type", "only the client_credentials grant is served")
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        if authorization:
+            scheme, _, value = authorization.partition(" ")
+            if scheme.lower() != "basic":
+                raise TokenRequestError(400, "invalid_request", "client authentication is Basic or in the form")
+            try:
+                decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+            except (binascii.Error, ValueError):
+                raise TokenRequestError(400, "invalid_request", "malformed Basic credentials") from None
+            basic_id, _, basic_secret = decoded.partition(":")
+            client_id = urllib.parse.unquote_plus(basic_id)
+            secret = urllib.parse.unquote_plus(basic_secret)
+        if not client_id or secret is None:
+            raise TokenRequestError(401, "invalid_client", "client_id and client_secret are required")
+        if len(client_id) > MAX_CLIENT_ID or len(secret) > MAX_SECRET:
+            raise TokenRequestError(401, "invalid_client", "client authentication failed")
+        scope = form.get("scope")
+        if scope is not None and (len(scope) > 256 or not _SCOPE.fullmatch(scope)):
+            raise TokenRequestError(400, "invalid_scope", "malformed scope")
+        client = self.clients.check(client_id, secret)
+        if client is None:
+            raise TokenRequestError(401, "invalid_client", "client authentication failed")
+        now = int(time.time())
+        lifetime = max(1, int(self.lifetime))
+        claims = {"iss": ISSUER, "sub": client.user, "client_id": client.client_id, "iat": now, "nbf": now,
+                  "exp": now + lifetime, "jti": secrets.token_urlsafe(12)}
+        if scope:
+            claims["scope"] = scope
+        answer: dict[str, Any] = {
+            "access_token": jwt.encode(claims, self.key, algorithm=TOKEN_ALG, headers={"typ": "JWT"}),
+            "token_type": "bearer", "expires_in": lifetime, "issued_token_type": ACCESS_TOKEN_TYPE}
+        if scope:
+            answer["scope"] = scope
+        return answer
+
+    # -- validating a bearer token --
+    def authenticate(self, authorization: list[str]) -> TokenIdentity:
+        """The identity of a request from its Authorization header values; AuthFailed when there is no valid
+        bearer token."""
+        if not authorization:
+            raise AuthFailed("authentication required: send an OAuth2 bearer token (POST /v1/oauth/tokens)", "")
+        if len(authorization) > 1:
+            raise AuthFailed("more than one Authorization header", "invalid_request")
+        scheme, _, token = authorization[0].strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise AuthFailed("authentication required: an OAuth2 bearer token (Authorization: Bearer ...)",
+                             "invalid_request")
+        if len(token) > MAX_TOKEN_CHARS:
+            raise AuthFailed(f"token longer than {MAX_TOKEN_CHARS} characters")
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError:
+            raise AuthFailed("token is not a JWT") from None
+        issuer = unverified.get("iss")
+        if issuer == ISSUER:
+            return self._ours(token, header)
+        if self.external is not None and issuer == self.external.issuer:
+            return self.external.validate(token, header)
+        raise AuthFailed("token of an issuer this server does not accept")
+
+    def _ours(self, token: str, header: dict[str, Any]) -> TokenIdentity:
+        if header.get("alg") != TOKEN_ALG:
+            raise AuthFailed("token algorithm is not accepted")
+        try:
+            claims = jwt.decode(token, self.key, algorithms=[TOKEN_ALG], issuer=ISSUER, leeway=LEEWAY,
+                                options={"require": ["exp", "iat", "iss", "sub"], "verify_aud": False})
+        except jwt.ExpiredSignatureError:
+            raise AuthFailed("token expired") from None
+        except jwt.PyJWTError as e:
+            raise AuthFailed(f"token not valid: {_why(e)}") from None
+        user, client_id = claims.get("sub"), claims.get("client_id")
+        if not isinstance(user, str) or not _USER.fullmatch(user):
+            raise AuthFailed("token has no valid subject")
+        return TokenIdentity(user, user, ISSUER, client_id if isinstance(client_id, str) else None)
+
+
+def build(key_path: str, lifetime: float, clients_path: str, oidc_issuer: str = "", oidc_audience: str = "",
+          oidc_jwks: str = "", oidc_user_claim: str = "sub") -> OAuth2:
+    """The front's OAuth2 from its settings; ValueError (the clients file's ClientsError included) when they
+    cannot be honoured."""
+    external = None
+    if oidc_issuer or oidc_jwks or oidc_audience:
+        missing = [name for name, v in (("rest_oidc_issuer", oidc_issuer), ("rest_oidc_audience", oidc_audience),
+                                        ("rest_oidc_jwks", oidc_jwks)) if not v]
+        if missing:
+            raise ValueError(f"an external OAuth2 issuer needs {', '.join(missing)} too")
+        if oidc_issuer == ISSUER:
+            raise ValueError(f"rest_oidc_issuer may not be {ISSUER!r}: that is the issuer of this server's tokens")
+        external = ExternalIssuer(oidc_issuer, oidc_audience, Jwks(oidc_jwks), oidc_user_claim)
+    return OAuth2(load_key(key_path), lifetime, ClientRegistry(clients_path), external)
