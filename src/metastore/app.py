@@ -72,9 +72,25 @@ def command_settings(ctx: click.Context, **overrides: object) -> Settings:
             config_file = c.obj.get("config")
         c = c.parent
     try:
-        return load(config_file, None, **overrides)
+        settings = load(config_file, None, **overrides)
     except SettingsError as e:
         raise click.ClickException(str(e)) from None
+    client_tls(settings)
+    return settings
+
+
+def client_tls(settings: Settings) -> None:
+    """The command's Thrift clients (catalogd, repl, the relay's reader, the scheduler) connect over TLS when
+    the settings say hive.metastore.use.SSL, trusting the truststore (server/tls.py client_context; built when
+    the first client is made)."""
+    from .thrift.client import use_tls
+
+    if settings.use_ssl:
+        from .server.tls import client_context
+
+        use_tls(lambda: client_context(settings))
+    else:
+        use_tls(None)
 
 
 # ---- the store and the catalog ----------------------------------------------------------------------------
@@ -426,4 +442,3 @@ def catalogd_service(settings: Settings, host: str, port: int, **options: Any) -
 def pipeline_state(settings: Settings) -> str:
     """The default state file of a pipeline run beside this metastore."""
     return os.path.join(settings.data_dir, "pipeline", "pipeline.sqlite")
-

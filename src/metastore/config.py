@@ -277,6 +277,9 @@ class Settings:
     ssl_key: str = ""
     ssl_truststore: str = ""
     ssl_truststore_password: str = ""
+    # whether this package's clients check the server's name against its certificate (Hive's Java client
+    # does not; turn off only for certificates made without the server's names)
+    ssl_check_hostname: bool = True
     # the REST front: none (as today: every request acts as its claimed or anonymous user) or oauth2 (bearer
     # tokens of the server's token endpoint or of an external issuer)
     rest_auth: str = "none"

@@ -262,10 +262,10 @@ class _MessageReader:
 
 
 class _SocketWriter:
-    """The socket as the write side of a thriftpy2 transport."""
+    """The connection's sendall as the write side of a thriftpy2 transport."""
 
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
+    def __init__(self, sendall: Callable[[bytes], None]) -> None:
+        self.sendall = sendall
 
     def is_open(self) -> bool:
         return True
@@ -274,7 +274,7 @@ class _SocketWriter:
         raise TTransportException(TTransportException.UNKNOWN, "write-only transport")
 
     def write(self, data: bytes) -> None:
-        self.sock.sendall(data)
+        self.sendall(data)
 
     def flush(self) -> None:
         pass
@@ -298,6 +298,7 @@ class _Connection:
 
     def __init__(self, server: ThriftServer, conn: socket.socket) -> None:
         self.server, self.conn = server, conn
+        self.sendall: Callable[[bytes], None] = conn.sendall
         limits = server.limits
         self.idle, self.read_s = limits.idle_timeout, limits.read_timeout
         # by which the call being read must have arrived; 0 between calls. A new connection's first call is
@@ -356,6 +357,84 @@ class _Connection:
             return self.conn.recv(n)
         except BlockingIOError:
             raise ReadTimeout(f"a call not received whole within {self.read_s:g} s (read_timeout)") from None
+
+    def first_byte(self) -> int | None:
+        """The connection's first byte, left for the first call (None: the client closed without a byte)."""
+        try:
+            first = self.conn.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:
+            raise ReadTimeout(f"no first call within {self.read_s:g} s (read_timeout)") from None
+        return first[0] if first else None
+
+
+class _TlsConnection(_Connection):
+    """A connection served over TLS, with the same clocks as a plain one. An SSLSocket takes no recv flags (no
+    MSG_PEEK, no MSG_DONTWAIT), may hold decrypted bytes the socket no longer has, and retries OpenSSL's reads
+    inside one call, where SO_RCVTIMEO would restart with every byte a client trickles. So its timeouts are
+    Python's (a non-blocking descriptor and one deadline per recv, sendall's per send): the handshake must be
+    done within read_timeout of the accept, a call arrive whole within read_timeout of its first byte, and
+    between calls the wait is idle_timeout. No polling before blocking: TLS answers cost more than the
+    wake-up it saves."""
+
+    def __init__(self, server: ThriftServer, conn: socket.socket, context: ssl.SSLContext) -> None:
+        self.server = server
+        limits = server.limits
+        self.idle, self.read_s = limits.idle_timeout, limits.read_timeout
+        self.deadline = time.monotonic() + self.read_s
+        self.first = True
+        self.waiting = self.read_s
+        self.pushed = b""  # bytes read to tell the transport, given back to the first call
+        conn.settimeout(self.read_s)
+        # the SSLSocket takes over the descriptor: it is what the connection closes from here on
+        self.tls = context.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+        self.conn = self.tls
+        self.sendall = self._sendall
+
+    def handshake(self) -> None:
+        """The TLS handshake, done within read_timeout of the accept (one deadline for all of it); a client
+        that is not speaking TLS, or does not accept the certificate, fails here (ssl.SSLError)."""
+        try:
+            self.tls.do_handshake()
+        except TimeoutError:
+            raise ReadTimeout(f"TLS handshake not done within {self.read_s:g} s (read_timeout)") from None
+
+    def _wait(self, seconds: float) -> None:
+        if seconds != self.waiting:
+            self.conn.settimeout(max(seconds, 0.001))
+            self.waiting = seconds
+
+    def recv(self, n: int) -> bytes:
+        if self.pushed:
+            data, self.pushed = self.pushed[:n], self.pushed[n:]
+            return data
+        return super().recv(n)
+
+    def _recv_idle(self, n: int) -> bytes:
+        self._wait(self.idle)
+        try:
+            return self.conn.recv(n)
+        except (TimeoutError, ssl.SSLWantReadError):
+            raise ReadTimeout(f"no call for {self.idle:g} s (idle_timeout)") from None
+
+    def _recv_within(self, n: int) -> bytes:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise ReadTimeout(f"a call not received whole within {self.read_s:g} s (read_timeout)")
+        self._wait(left)
+        try:
+            return self.conn.recv(n)
+        except (TimeoutError, ssl.SSLWantReadError):
+            raise ReadTimeout(f"a call not received whole within {self.read_s:g} s (read_timeout)") from None
+
+    def _sendall(self, data: bytes) -> None:
+        # each send waits at most idle_timeout for the client to take bytes (SSLSocket.sendall: one per send)
+        self._wait(self.idle)
+        self.conn.sendall(data)
+
+    def first_byte(self) -> int | None:
+        first = self.recv(65536)  # within the first call's deadline; given back to it
+        self.pushed = first
+        return first[0] if first else None
 
 
 @dataclass
@@ -464,20 +543,23 @@ class ThriftServer:
     def _serve_connection(self, conn: socket.socket, addr: object) -> None:
         address = _address(addr)
         try:
-            c = _Connection(self, conn)
-            if self.sasl is not None:
-                auth = self.sasl(c.recv, conn.sendall, address)
+            c: _Connection
+            if self.tls is not None:
+                tls = _TlsConnection(self, conn, self.tls)
+                c, conn = tls, tls.conn  # the SSLSocket is what is closed below, whatever happens next
+                tls.handshake()
+            else:
+                c = _Connection(self, conn)
+            if self.sasl is not None:  # over TLS when both are configured
+                auth = self.sasl(c.recv, c.sendall, address)
                 with identity.acting_as(auth.principal):
                     self._serve_framed(c, auth)
                 return
             identity.set_principal(identity.Principal("anonymous", address=address))
-            try:
-                first = conn.recv(1, socket.MSG_PEEK)
-            except BlockingIOError:
-                raise ReadTimeout(f"no first call within {c.read_s:g} s (read_timeout)") from None
-            if not first:
+            first = c.first_byte()
+            if first is None:
                 return
-            if first[0] == 0x80:
+            if first == 0x80:
                 self._serve_unframed(c)
             else:
                 self._serve_framed(c)
@@ -485,6 +567,10 @@ class ThriftServer:
             log.info("connection %s closed: %s", addr, e)
         except MessageTooLarge as e:
             log.warning("connection %s closed: %s", addr, e)
+        except ssl.SSLEOFError as e:  # gone during the handshake (a port check): nothing to tell
+            log.debug("connection %s closed: TLS: %s", addr, _tls_reason(e))
+        except ssl.SSLError as e:  # not TLS, a certificate the client refused, a broken record: this one only
+            log.info("connection %s closed: TLS: %s", addr, _tls_reason(e))
         except (TTransportException, ConnectionError, OSError, EOFError) as e:
             log.debug("connection %s closed: %s", addr, e)
         except Malformed as e:
@@ -500,7 +586,7 @@ class ThriftServer:
 
     def _serve_unframed(self, c: _Connection) -> None:
         reader = _MessageReader(c.recv, self.max_message)
-        out = TCyBinaryProtocol(TCyBufferedTransport(_SocketWriter(c.conn)), strict_write=True)
+        out = TCyBinaryProtocol(TCyBufferedTransport(_SocketWriter(c.sendall)), strict_write=True)
 
         def message() -> bytes:
             c.next_call(bool(reader.buf))
@@ -547,7 +633,7 @@ class ThriftServer:
             if data:  # nothing for a oneway call
                 if wrap is not None:
                     data = wrap(data)
-                c.conn.sendall(struct.pack("!i", len(data)) + data)
+                c.sendall(struct.pack("!i", len(data)) + data)
 
         reader = _MessageReader(recv, self.max_message)
         out_buf = TMemoryBuffer()
@@ -604,6 +690,11 @@ class ThriftServer:
         except Exception:  # the regular path answers, and reports the failure properly
             log.exception("fast path of %s failed", name)
             return None
+
+
+def _tls_reason(e: ssl.SSLError) -> str:
+    """OpenSSL's short reason (WRONG_VERSION_NUMBER, TLSV1_ALERT_UNKNOWN_CA, ...), never the client's bytes."""
+    return str(e.reason or type(e).__name__)[:100]
 
 
 def _address(addr: object) -> str:

@@ -1,13 +1,205 @@
 """TLS for the Thrift front (hive.metastore.use.SSL): the server's SSLContext from the configured keystore or
-PEM files. A server configured for TLS that cannot build its context refuses to start."""
+PEM files, and the context the clients this package runs (catalogd, repl, the relay's reader, the scheduler)
+use to reach a TLS front, from the truststore.
+
+Key material, as Hive names it (README "TLS"):
+- `ssl_cert` + `ssl_key`: PEM files (the key may be encrypted with `ssl_keystore_password`); read by OpenSSL
+  itself, no extra needed;
+- `ssl_keystore` (hive.metastore.keystore.path) + `ssl_keystore_password`: a PKCS12 keystore, as Java 17's
+  keytool makes them by default (read with `cryptography`: the `tls` extra). A JKS or JCEKS keystore is refused
+  with the keytool command that converts it: their key protection is Sun's own scheme, and the PyPI parsers of
+  it are unmaintained;
+- `ssl_truststore` (+ password): what a client trusts: a PEM file of certificates, or a PKCS12 truststore; none
+  set: the system's CAs, and, in a process that serves TLS itself, its own certificate.
+
+Every failure to build a context (a file missing or unreadable, a wrong password, a keystore without a private
+key or certificate, a key that does not match its certificate) is a SettingsError naming the setting and what is
+wrong, never the password: a server configured for TLS that cannot serve it does not start. TLS 1.2 is the
+oldest version either side speaks.
+"""
 
 from __future__ import annotations
 
+import os
 import ssl
+import tempfile
+from typing import Any
 
 from ..config import Settings, SettingsError
+from ..extras import require
+
+# the first four bytes of Java's own keystore formats (PKCS12 is DER: 0x30 ...)
+_JKS_MAGIC = {b"\xfe\xed\xfe\xed": "JKS", b"\xce\xce\xce\xce": "JCEKS"}
+MAX_STORE_BYTES = 16 * 1024 * 1024  # a keystore or truststore larger than this is not one
 
 
 def server_context(settings: Settings) -> ssl.SSLContext:
-    raise SettingsError("settings: hive.metastore.use.SSL = true: TLS on the Thrift front is not supported yet; "
-                        "the server does not start rather than serve in the clear")
+    """The Thrift front's context: its certificate chain and key; TLS 1.2 or later; no client certificate asked."""
+    s = settings
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.options |= ssl.OP_NO_COMPRESSION | ssl.OP_CIPHER_SERVER_PREFERENCE
+    if s.ssl_cert or s.ssl_key:
+        if not (s.ssl_cert and s.ssl_key):
+            raise SettingsError("settings: TLS with PEM files needs both ssl_cert (the certificate chain) and "
+                                "ssl_key (its private key)")
+        for key, path in (("ssl_cert", s.ssl_cert), ("ssl_key", s.ssl_key)):
+            _readable(key, path)
+        try:
+            ctx.load_cert_chain(s.ssl_cert, s.ssl_key, password=s.ssl_keystore_password or _no_password)
+        except ssl.SSLError as e:
+            raise SettingsError(f"settings: ssl_cert = {s.ssl_cert!r}, ssl_key = {s.ssl_key!r}: not a PEM "
+                                f"certificate chain and its private key, the key does not match the certificate, "
+                                f"or the key's password (ssl_keystore_password) is wrong ({_reason(e)})") from None
+        return ctx
+    if not s.ssl_keystore:
+        raise SettingsError("settings: hive.metastore.use.SSL = true needs the server's certificate and key: "
+                            "hive.metastore.keystore.path (a PKCS12 keystore) with hive.metastore.keystore.password, "
+                            "or ssl_cert and ssl_key (PEM files)")
+    key, chain = _keystore(s.ssl_keystore, s.ssl_keystore_password)
+    _load_pem_chain(ctx, key, chain, s.ssl_keystore)
+    return ctx
+
+
+def client_context(settings: Settings) -> ssl.SSLContext:
+    """What a client of a TLS metastore trusts: the truststore, or the system's CAs (and this process's own
+    server certificate, when it has one); the server's name is checked against its certificate unless
+    ssl_check_hostname is off (Hive's own Java client does not check it)."""
+    s = settings
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.check_hostname = s.ssl_check_hostname
+    if s.ssl_truststore:
+        for pem in _truststore(s.ssl_truststore, s.ssl_truststore_password):
+            ctx.load_verify_locations(cadata=pem)
+        return ctx
+    ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    own = _own_certificate(s)
+    if own:
+        ctx.load_verify_locations(cadata=own)
+        ctx.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN  # the leaf itself is trusted, whoever signed it
+    return ctx
+
+
+# ---- reading key material ---------------------------------------------------------------------------------
+
+def _no_password() -> bytes:
+    # an encrypted key and no password set: OpenSSL would otherwise prompt on the terminal
+    raise ssl.SSLError("the key is encrypted and no password is set")
+
+
+def _reason(e: ssl.SSLError) -> str:
+    return str(e.reason or e.strerror or type(e).__name__)[:200]
+
+
+def _readable(key: str, path: str) -> bytes:
+    """The bytes of the file a setting names (at most MAX_STORE_BYTES); SettingsError if it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_STORE_BYTES + 1)
+    except OSError as e:
+        raise SettingsError(f"settings: {key} = {path!r}: cannot read it: {e.strerror or e}") from None
+    if len(data) > MAX_STORE_BYTES:
+        raise SettingsError(f"settings: {key} = {path!r}: larger than {MAX_STORE_BYTES} bytes: not a keystore")
+    if not data:
+        raise SettingsError(f"settings: {key} = {path!r}: the file is empty")
+    return data
+
+
+def _java_format(key: str, path: str, data: bytes) -> None:
+    kind = _JKS_MAGIC.get(data[:4])
+    if kind:
+        raise SettingsError(f"settings: {key} = {path!r}: a {kind} keystore, which is not supported: convert it to "
+                            f"PKCS12 (Java 17's default) with keytool -importkeystore -srckeystore {path} "
+                            "-destkeystore NEW.p12 -deststoretype pkcs12, and name that one")
+
+
+def _pkcs12() -> Any:
+    return require("cryptography.hazmat.primitives.serialization.pkcs12", "tls", "A PKCS12 keystore or truststore")
+
+
+def _keystore(path: str, password: str) -> tuple[Any, list[Any]]:
+    """(private key, certificate chain, leaf first) of a PKCS12 keystore."""
+    key_name = "hive.metastore.keystore.path"
+    data = _readable(key_name, path)
+    _java_format(key_name, path, data)
+    pkcs12 = _pkcs12()
+    try:
+        key, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
+    except ValueError:
+        raise SettingsError(f"settings: {key_name} = {path!r}: not a PKCS12 keystore, or "
+                            "hive.metastore.keystore.password is wrong") from None
+    if key is None:
+        raise SettingsError(f"settings: {key_name} = {path!r}: the keystore holds no private key (a truststore?)")
+    if cert is None:
+        raise SettingsError(f"settings: {key_name} = {path!r}: the keystore holds no certificate for its key")
+    return key, [cert, *extra]
+
+
+def _load_pem_chain(ctx: ssl.SSLContext, key: Any, chain: list[Any], path: str) -> None:
+    """Give a key and chain held in memory to OpenSSL, which reads files only: the key goes to a private
+    temporary file encrypted with a random password that never leaves this process, removed at once."""
+    from cryptography.hazmat.primitives import serialization
+
+    secret = os.urandom(32).hex().encode()
+    pem_key = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.BestAvailableEncryption(secret))
+    pem_chain = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in chain)
+    with tempfile.TemporaryDirectory(prefix="metastore-tls-") as d:  # mode 0700
+        key_file, chain_file = os.path.join(d, "key.pem"), os.path.join(d, "chain.pem")
+        for name, data in ((key_file, pem_key), (chain_file, pem_chain)):
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        try:
+            ctx.load_cert_chain(chain_file, key_file, password=secret)
+        except ssl.SSLError as e:
+            raise SettingsError(f"settings: hive.metastore.keystore.path = {path!r}: its key and certificate "
+                                f"cannot be used ({_reason(e)}): does the key match the certificate?") from None
+
+
+def _truststore(path: str, password: str) -> list[str]:
+    """The certificates (PEM) of a truststore: a PEM file, or a PKCS12 store (of trusted certificates, or a
+    keystore whose certificates are trusted)."""
+    key_name = "hive.metastore.truststore.path"
+    data = _readable(key_name, path)
+    _java_format(key_name, path, data)
+    if b"-----BEGIN CERTIFICATE-----" in data:
+        pem = [data.decode("ascii", "replace")]
+    else:
+        pkcs12 = _pkcs12()
+        from cryptography.hazmat.primitives import serialization
+
+        try:
+            _, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
+        except ValueError:
+            raise SettingsError(f"settings: {key_name} = {path!r}: not a PEM file or a PKCS12 truststore, or "
+                                "hive.metastore.truststore.password is wrong") from None
+        pem = [c.public_bytes(serialization.Encoding.PEM).decode("ascii") for c in ([cert] if cert else []) + extra]
+    if not pem:
+        raise SettingsError(f"settings: {key_name} = {path!r}: the truststore holds no certificate")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    for p in pem:
+        try:
+            ctx.load_verify_locations(cadata=p)
+        except ssl.SSLError as e:
+            raise SettingsError(f"settings: {key_name} = {path!r}: a certificate in it cannot be read "
+                                f"({_reason(e)})") from None
+    return pem
+
+
+def _own_certificate(settings: Settings) -> str:
+    """This process's own server certificate (PEM), when the settings give one, so that the server's own
+    clients (the scheduler's replication policies) reach it without a truststore; "" when there is none."""
+    s = settings
+    try:
+        if s.ssl_cert:
+            return _readable("ssl_cert", s.ssl_cert).decode("ascii", "replace")
+        if s.ssl_keystore:
+            from cryptography.hazmat.primitives import serialization
+
+            _, chain = _keystore(s.ssl_keystore, s.ssl_keystore_password)
+            return chain[0].public_bytes(serialization.Encoding.PEM).decode("ascii")
+    except (SettingsError, ImportError):
+        return ""
+    return ""

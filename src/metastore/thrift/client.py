@@ -14,6 +14,11 @@ Invariants:
   Writes are never retried here: the first attempt may have committed before its answer was lost.
 - `get_next_notification` declares no exceptions, so the metastore reports cleaned events as a
   TApplicationException's text; `next_notification` alone reads that text and raises core EventsMissing.
+- TLS: a client connects over TLS with its `tls` context, or, when made without one, with the process's
+  (`use_tls`: the composition root sets it from the settings' hive.metastore.use.SSL and truststore, for every
+  client a command makes: catalogd, repl, the relay's reader, the scheduler); `tls=False` is plain whatever
+  the process says. A server that is not TLS, or a certificate the context does not trust, is
+  MetastoreUnavailable, as any failed connect.
 - `forward(name, *args)` is for fronts that pass any Thrift call through by the name a client sent (catalogd's
   pass-through); everything else uses the typed methods.
 """
@@ -21,9 +26,11 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import ssl
 import threading
 import urllib.parse
-from typing import Any, Self
+from collections.abc import Callable
+from typing import Any, Literal, Self
 
 from ..core.errors import EventsMissing
 from . import hms
@@ -44,6 +51,30 @@ READ_PREFIXES = ("get_", "getMeta", "getName", "getVersion", "getStatus", "getCo
                  "show_locks", "check_lock", "partition_name_", "show_compact")
 
 
+# The process's TLS for clients made without a context of their own: a factory, built on first use (so a command
+# that never connects is not stopped by its truststore), or None for plain connections.
+_tls_factory: Callable[[], ssl.SSLContext] | None = None
+_tls_context: ssl.SSLContext | None = None
+_tls_lock = threading.Lock()
+
+
+def use_tls(factory: Callable[[], ssl.SSLContext] | None) -> None:
+    """Set what clients made without a `tls` context connect with: a factory of the TLS context (called once,
+    by the first such client; its errors, such as a SettingsError, surface there), or None for plain TCP."""
+    global _tls_factory, _tls_context
+    with _tls_lock:
+        _tls_factory, _tls_context = factory, None
+
+
+def default_tls() -> ssl.SSLContext | None:
+    """The process's client TLS context (see use_tls), or None."""
+    global _tls_context
+    with _tls_lock:
+        if _tls_factory is not None and _tls_context is None:
+            _tls_context = _tls_factory()
+        return _tls_context
+
+
 class MetastoreUnavailable(ConnectionError):
     """The metastore did not answer (refused, reset, timed out, or failed outside Hive's exceptions)."""
 
@@ -60,6 +91,15 @@ def parse_uri(uri: str) -> tuple[str, int]:
     return p.hostname or "127.0.0.1", port or 9083
 
 
+def _tls_failure(e: BaseException) -> str:
+    """Why a TLS connect failed (thriftpy2's error names only the address; the SSLError is its context)."""
+    cause = e.__cause__ or e.__context__
+    if isinstance(cause, ssl.SSLError):
+        return f" (TLS: {cause.reason or type(cause).__name__}"\
+               f"{': ' + cause.verify_message if isinstance(cause, ssl.SSLCertVerificationError) else ''})"
+    return ""
+
+
 def error_text(e: BaseException) -> str:
     """The message of a Hive exception or TApplicationException (their str() is often empty)."""
     return str(getattr(e, "message", None) or e)
@@ -73,8 +113,11 @@ def hive_message(e: BaseException) -> str:
 class MetastoreClient:
     """Typed calls on the metastore at `uri` (thrift://HOST[:PORT]); safe to share between threads."""
 
-    def __init__(self, uri: str, timeout: float = 60.0, retry_reads: bool = False) -> None:
+    def __init__(self, uri: str, timeout: float = 60.0, retry_reads: bool = False,
+                 tls: ssl.SSLContext | Literal[False] | None = None) -> None:
         self.host, self.port = parse_uri(uri)
+        # None: the process's (use_tls); False: plain TCP
+        self.tls: ssl.SSLContext | None = default_tls() if tls is None else (tls or None)
         self.uri = f"thrift://{self.host}:{self.port}"
         self.timeout = timeout
         self.retry_reads = retry_reads
@@ -89,9 +132,11 @@ class MetastoreClient:
             from thriftpy2.rpc import make_client
 
             try:
-                c = make_client(hms.ThriftHiveMetastore, self.host, self.port, timeout=int(self.timeout * 1000))
+                c = make_client(hms.ThriftHiveMetastore, self.host, self.port, timeout=int(self.timeout * 1000),
+                                ssl_context=self.tls)
             except Exception as e:  # noqa: BLE001 - thriftpy2 raises transport errors of its own
-                raise MetastoreUnavailable(f"{self.uri}: connect: {type(e).__name__}: {error_text(e)}") from None
+                raise MetastoreUnavailable(f"{self.uri}: connect: {type(e).__name__}: {error_text(e)}"
+                                           f"{_tls_failure(e)}") from None
             self._local.client = c
             with self._lock:
                 # a thread that ended took its thread-local with it: its connection is closed here, not leaked
