@@ -186,6 +186,34 @@ def monkeypatch_module() -> Iterator[pytest.MonkeyPatch]:
         yield mp
 
 
+def test_ended_transactions_are_forgotten_a_timeout_after_they_end(short_timeout: tuple[Server, Server]) -> None:
+    """TXNS keeps only the recent past: an aborted transaction is listed by get_open_txns (with its aborted bit)
+    until a timeout after it ended, then forgotten, as is a committed one; the table does not grow with every
+    transaction ever opened."""
+    c = Client(short_timeout[0].port)
+    try:
+        done, aborted, still = c.open_txns(OpenTxnRequest(num_txns=3, user="u", hostname="h")).txn_ids
+        c.commit_txn(CommitTxnRequest(txnid=done))
+        c.abort_txn(AbortTxnRequest(txnid=aborted))
+        got = c.get_open_txns()
+        assert aborted in got.open_txns and done not in got.open_txns
+        with pytest.raises(NoSuchTxnException, match="already committed"):
+            c.abort_txn(AbortTxnRequest(txnid=done))
+        deadline = time.monotonic() + 30
+        while aborted in c.get_open_txns().open_txns:  # each call expires and purges first
+            assert time.monotonic() < deadline, "the aborted transaction was never forgotten"
+            c.heartbeat(HeartbeatRequest(txnid=still))
+            time.sleep(0.5)
+        with pytest.raises(NoSuchTxnException, match="No such transaction"):
+            c.abort_txn(AbortTxnRequest(txnid=done))
+        # one that kept heartbeating is still open
+        c.heartbeat(HeartbeatRequest(txnid=still))
+        assert still in c.get_open_txns().open_txns
+        c.commit_txn(CommitTxnRequest(txnid=still))
+    finally:
+        c.close()
+
+
 def test_two_servers_one_database(short_timeout: tuple[Server, Server]) -> None:
     ca, cb = Client(short_timeout[0].port), Client(short_timeout[1].port)
     try:

@@ -276,7 +276,8 @@ class Locks:
     def _expire(self, q: LockQueries, now: int) -> None:
         older = now - int(self.timeout * 1000)
         q.expire_locks(older)
-        q.expire_txns(older)
+        q.expire_txns(older, now)
+        q.purge_ended_txns(older)  # ended a timeout ago: TXNS holds only the recent past, not every transaction
 
     @staticmethod
     def _release_gone(q: LockQueries) -> int:
@@ -437,7 +438,7 @@ class Locks:
 
     def _end_txn(self, txnid: int, state: str) -> None:
         """Commit ('c') or abort ('a') a transaction and release its locks; ending it the other way is an error."""
-        with self._session() as (q, _):
+        with self._session() as (q, now):
             t = q.txn(txnid)
             if t is None:
                 raise NoSuchTxn(f"No such transaction {_txn_name(txnid)}")
@@ -446,7 +447,7 @@ class Locks:
             if state == "c" and t.state == "a":
                 raise TxnAborted(f"Transaction {_txn_name(txnid)} already aborted")
             if t.state == "o":
-                q.set_txn_state(txnid, state)
+                q.set_txn_state(txnid, state, now)
             q.delete_txn_locks(txnid)
 
     def get_open_txns(self) -> OpenTxns:

@@ -153,17 +153,25 @@ class LockQueries:
         return int(self.conn.execute(sa.select(sa.func.count()).select_from(s.txns).where(
             T.TXN_STATE == state)).scalar() or 0)
 
-    def set_txn_state(self, txnid: int, state: str) -> None:
-        self.conn.execute(s.txns.update().where(T.TXN_ID == txnid).values(TXN_STATE=state))
+    def set_txn_state(self, txnid: int, state: str, now: int) -> None:
+        """End a transaction: its state, and TXN_LAST_HEARTBEAT becomes when it ended (see purge_ended_txns)."""
+        self.conn.execute(s.txns.update().where(T.TXN_ID == txnid).values(TXN_STATE=state, TXN_LAST_HEARTBEAT=now))
 
     def heartbeat_txn(self, txnid: int, now: int) -> None:
         self.conn.execute(s.txns.update().where(T.TXN_ID == txnid).values(TXN_LAST_HEARTBEAT=now))
 
-    def expire_txns(self, older_than: int) -> list[int]:
+    def expire_txns(self, older_than: int, now: int) -> list[int]:
         """Abort the open transactions whose holder stopped heartbeating before `older_than`; their ids."""
         ids = [int(i) for i in self.conn.execute(sa.select(T.TXN_ID).where(
             T.TXN_STATE == "o", T.TXN_LAST_HEARTBEAT < older_than)).scalars()]
         if ids:
-            self.conn.execute(s.txns.update().where(T.TXN_ID.in_(ids)).values(TXN_STATE="a"))
+            self.conn.execute(s.txns.update().where(T.TXN_ID.in_(ids)).values(TXN_STATE="a", TXN_LAST_HEARTBEAT=now))
             self.conn.execute(s.hive_locks.delete().where(L.HL_TXNID.in_(ids)))
         return ids
+
+    def purge_ended_txns(self, ended_before: int) -> int:
+        """Forget the transactions that ended (committed or aborted) before `ended_before`. Nothing is written
+        under a transaction here (no ACID data), so an aborted one is, as Hive's housekeeper treats an aborted
+        transaction without components, of no further use to readers; until then get_open_txns lists it."""
+        return int(self.conn.execute(s.txns.delete().where(
+            T.TXN_STATE.in_(["c", "a"]), T.TXN_LAST_HEARTBEAT < ended_before)).rowcount or 0)
