@@ -5,8 +5,10 @@
 Without --uri Spark uses its own embedded metastore (Hive 2.3 on Derby, in the working directory): the
 reference. `write` builds a database of Hive and data source tables and exercises DDL, DML, statistics,
 views and functions; `read` is a second session (a second process) that reads what the first left and
-then drops it all. Each step records its rows (sorted unless ordered), or the error class and message,
-and, for queries, how many partitions Spark fetched from the metastore and the scan's partition filters.
+then drops it all. The statements, in order, are tests/spark_workload.sql (its header gives its format);
+what is not SQL (DataFrame writes, file operations, notes) is the ACTIONS below, named there. Each step
+records its rows (sorted unless ordered), or the error class and message, and, for queries, how many
+partitions Spark fetched from the metastore and the scan's partition filters.
 Values are normalized only where the two metastores legitimately differ: absolute paths and times.
 """
 
@@ -18,8 +20,11 @@ import decimal
 import json
 import os
 import re
+import shutil
 import sys
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 DB = "ws"
@@ -227,245 +232,159 @@ class Recorder:
         self.steps.append({"step": name, "dirs": sorted(found) if found else None})
 
 
-# ---- the workload -------------------------------------------------------------------------------------
+# ---- the workload: its statements in spark_workload.sql, the rest in actions here ------------------------
 
+WORKLOAD_SQL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spark_workload.sql")
 ROWS = [(i, f"n{i}", i * 1.5, f"2024-01-0{1 + i % 3}", i % 4) for i in range(1, 25)]
 
 
-def write_phase(r: Recorder) -> None:
-    s = r.spark
-    r.sql("show databases before", "SHOW DATABASES")
-    r.sql("describe default database", "DESCRIBE DATABASE EXTENDED default", ordered=True)
-    r.sql("create database", f"CREATE DATABASE {DB} COMMENT 'the workload' WITH DBPROPERTIES ('team'='core')")
-    r.sql("create database again", f"CREATE DATABASE {DB}")
-    r.sql("create database if not exists", f"CREATE DATABASE IF NOT EXISTS {DB}")
-    r.sql("describe database", f"DESCRIBE DATABASE EXTENDED {DB}", ordered=True)
-    r.sql("alter database properties", f"ALTER DATABASE {DB} SET DBPROPERTIES ('team'='data', 'x'='1')")
-    r.sql("describe database after alter", f"DESCRIBE DATABASE EXTENDED {DB}", ordered=True)
-    r.sql("show databases", "SHOW DATABASES")
-    r.sql("show databases like", "SHOW DATABASES LIKE 'w*'")
-    r.sql("use", f"USE {DB}")
+@dataclass(frozen=True)
+class Step:
+    """One line of the workload file: a SQL statement, an action, a tree or a dump (see spark_workload.sql)."""
+    kind: str  # "step", "action", "tree" or "dump"
+    name: str
+    text: str = ""  # the SQL of a step, the path of a tree (before substitution)
+    ordered: bool = False
+    scan: bool = False
 
-    # a partitioned Hive (serde) table stored as Parquet
-    r.sql("create hive table", "CREATE TABLE events (id INT, name STRING, amount DOUBLE) COMMENT 'events' "
-          "PARTITIONED BY (ds STRING, h INT) STORED AS PARQUET TBLPROPERTIES ('purpose'='test')")
-    r.sql("create hive table again", "CREATE TABLE events (id INT) STORED AS PARQUET")
-    r.sql("describe", "DESCRIBE events", ordered=True)
-    r.sql("describe formatted", "DESCRIBE FORMATTED events", ordered=True)
-    r.sql("show create table", "SHOW CREATE TABLE events AS SERDE")
-    r.tree("tree after create", DB + ".db")
-    r.dump("metastore after create")
 
-    r.sql("insert static partition", "INSERT INTO events PARTITION (ds='2024-01-01', h=0) "
-          "VALUES (100, 'static', 0.5), (101, 'static2', 1.0)")
-    s.createDataFrame(ROWS, "id INT, name STRING, amount DOUBLE, ds STRING, h INT").createOrReplaceTempView("src")
-    r.sql("dynamic partition mode", "SET hive.exec.dynamic.partition.mode=nonstrict")
-    r.sql("insert dynamic partitions", "INSERT INTO events PARTITION (ds, h) SELECT id, name, amount, ds, h FROM src")
-    r.sql("insert mixed partitions", "INSERT INTO events PARTITION (ds='2024-01-04', h) "
-          "SELECT id, name, amount, h FROM src WHERE id < 6")
-    r.sql("select after inserts", "SELECT * FROM events")
-    r.sql("insert overwrite partition", "INSERT OVERWRITE TABLE events PARTITION (ds='2024-01-01', h=0) "
-          "VALUES (200, 'over', 9.0)")
-    r.sql("select overwritten partition", "SELECT * FROM events WHERE ds='2024-01-01' AND h=0")
-    r.sql("insert overwrite dynamic", "INSERT OVERWRITE TABLE events PARTITION (ds='2024-01-04', h) "
-          "SELECT id, upper(name), amount, h FROM src WHERE id < 3")
-    r.sql("show partitions", "SHOW PARTITIONS events", ordered=True)
-    r.sql("show partitions partial", "SHOW PARTITIONS events PARTITION (ds='2024-01-02')", ordered=True)
-    r.sql("show partitions full spec", "SHOW PARTITIONS events PARTITION (ds='2024-01-02', h=1)", ordered=True)
-    r.sql("show partitions missing", "SHOW PARTITIONS events PARTITION (ds='1999-01-01')", ordered=True)
-    r.tree("tree after inserts", DB + ".db/events")
+_DIRECTIVE = re.compile(r"--\s([a-z]+):\s(.*)$")
+_STEP_OPTIONS = re.compile(r"^(.*?)\s\[([a-z, ]+)\]$")
+_PLACEHOLDER = re.compile(r"\{(\w*)\}")
 
-    # partition pruning: the metastore must return only the matching partitions
-    r.sql("prune string equality", "SELECT * FROM events WHERE ds = '2024-01-02'", scan=True)
-    r.sql("prune int equality", "SELECT id, ds, h FROM events WHERE h = 2", scan=True)
-    r.sql("prune int range", "SELECT id, ds, h FROM events WHERE h >= 1 AND h < 3", scan=True)
-    r.sql("prune string range", "SELECT id, ds, h FROM events WHERE ds > '2024-01-02'", scan=True)
-    r.sql("prune in", "SELECT id, ds, h FROM events WHERE h IN (0, 3)", scan=True)
-    r.sql("prune string in", "SELECT id, ds, h FROM events WHERE ds IN ('2024-01-01', '2024-01-03')", scan=True)
-    r.sql("prune and or", "SELECT id, ds, h FROM events WHERE (ds = '2024-01-01' AND h = 1) OR "
-          "(ds = '2024-01-03' AND h <> 0)", scan=True)
-    r.sql("prune not equal", "SELECT id, ds, h FROM events WHERE ds != '2024-01-01'", scan=True)
-    r.sql("prune nothing", "SELECT id FROM events WHERE ds = '2030-01-01'", scan=True)
-    r.sql("prune with data filter", "SELECT id FROM events WHERE h = 1 AND amount > 10", scan=True)
-    r.sql("full scan", "SELECT * FROM events", scan=True)
-    r.sql("aggregate", "SELECT ds, h, count(*), sum(amount), min(id), max(id) FROM events GROUP BY ds, h", scan=True)
-    r.sql("count", "SELECT count(*) FROM events")
 
-    # schema and properties
-    r.sql("add columns", "ALTER TABLE events ADD COLUMNS (note STRING COMMENT 'a note')")
-    r.sql("describe after add columns", "DESCRIBE events", ordered=True)
-    r.sql("insert with new column", "INSERT INTO events PARTITION (ds='2024-01-05', h=0) VALUES (300, 'n', 1.0, 'hi')")
-    r.sql("select new column", "SELECT id, note, ds, h FROM events WHERE ds >= '2024-01-04'", scan=True)
-    r.sql("set tblproperties", "ALTER TABLE events SET TBLPROPERTIES ('purpose'='workload', 'k2'='v2')")
-    r.sql("unset tblproperties", "ALTER TABLE events UNSET TBLPROPERTIES ('k2')")
-    r.sql("show tblproperties", "SHOW TBLPROPERTIES events")
-    r.sql("show tblproperty", "SHOW TBLPROPERTIES events ('purpose')")
+def load_workload(path: str = WORKLOAD_SQL) -> dict[str, list[Step]]:
+    """The phases of the workload file and their steps, in order; a malformed file raises ValueError."""
+    phases: dict[str, list[Step]] = {}
+    steps: list[Step] | None = None
+    sql: list[str] | None = None  # the lines of the statement being read
 
-    # statistics
-    r.sql("analyze table", "ANALYZE TABLE events COMPUTE STATISTICS")
-    r.sql("analyze partition", "ANALYZE TABLE events PARTITION (ds='2024-01-02', h) COMPUTE STATISTICS")
-    r.sql("analyze partition noscan", "ANALYZE TABLE events PARTITION (ds='2024-01-01', h=0) COMPUTE STATISTICS "
-          "NOSCAN")
-    r.sql("analyze columns", "ANALYZE TABLE events COMPUTE STATISTICS FOR COLUMNS id, name, amount")
-    r.sql("describe extended after analyze", "DESCRIBE TABLE EXTENDED events", ordered=True)
-    r.sql("describe partition", "DESCRIBE FORMATTED events PARTITION (ds='2024-01-02', h=1)", ordered=True)
-    r.sql("describe partition noscan", "DESCRIBE FORMATTED events PARTITION (ds='2024-01-01', h=0)", ordered=True)
-    r.sql("describe column stats", "DESCRIBE EXTENDED events amount", ordered=True)
-    r.sql("describe column stats string", "DESCRIBE EXTENDED events name", ordered=True)
-    r.dump("metastore after analyze")
+    def fail(lineno: int, why: str) -> ValueError:
+        return ValueError(f"{path}:{lineno}: {why}")
 
-    # partitions by DDL
-    r.sql("add partition", "ALTER TABLE events ADD PARTITION (ds='2024-02-01', h=0) PARTITION (ds='2024-02-01', h=1)")
-    r.sql("add existing partition", "ALTER TABLE events ADD PARTITION (ds='2024-02-01', h=0)")
-    r.sql("add partition if not exists", "ALTER TABLE events ADD IF NOT EXISTS PARTITION (ds='2024-02-01', h=0) "
-          "PARTITION (ds='2024-02-02', h=0)")
-    r.sql("drop partition", "ALTER TABLE events DROP PARTITION (ds='2024-01-03', h=3)")
-    r.sql("drop partitions by partial spec", "ALTER TABLE events DROP PARTITION (ds='2024-01-04')")
-    r.sql("drop missing partition", "ALTER TABLE events DROP PARTITION (ds='1999-01-01', h=0)")
-    r.sql("drop missing partition if exists", "ALTER TABLE events DROP IF EXISTS PARTITION (ds='1999-01-01', h=0)")
-    r.sql("rename partition", "ALTER TABLE events PARTITION (ds='2024-02-02', h=0) RENAME TO PARTITION "
-          "(ds='2024-02-03', h=0)")
-    r.sql("show partitions after ddl", "SHOW PARTITIONS events", ordered=True)
-    r.sql("select after partition ddl", "SELECT ds, h, count(*) FROM events GROUP BY ds, h", scan=True)
-    r.tree("tree after partition ddl", DB + ".db/events")
+    def end_statement(lineno: int) -> None:
+        nonlocal sql
+        if sql is not None:
+            if not sql:
+                raise fail(lineno, "a step without SQL")
+            assert steps is not None
+            steps[-1] = replace(steps[-1], text=" ".join(sql))
+        sql = None
 
-    # MSCK REPAIR TABLE: a partition directory written behind the metastore's back, and one removed
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("--"):
+            end_statement(lineno)
+            m = _DIRECTIVE.match(line)
+            if not m:
+                continue
+            kind, arg = m.group(1), m.group(2).strip()
+            if kind == "phase":
+                if arg in phases:
+                    raise fail(lineno, f"phase {arg} again")
+                steps = phases[arg] = []
+                continue
+            if steps is None:
+                raise fail(lineno, "a step before the first phase")
+            if kind == "step":
+                opts = _STEP_OPTIONS.match(arg)
+                names = {o.strip() for o in opts.group(2).split(",")} if opts else set()
+                if names - {"ordered", "scan"}:
+                    raise fail(lineno, f"unknown options {sorted(names - {'ordered', 'scan'})}")
+                steps.append(Step("step", opts.group(1) if opts else arg, ordered="ordered" in names,
+                                  scan="scan" in names))
+                sql = []
+            elif kind == "action":
+                if arg not in ACTIONS:
+                    raise fail(lineno, f"no action {arg}")
+                steps.append(Step("action", arg))
+            elif kind == "tree":
+                name, sep, rel = arg.rpartition(" @ ")
+                if not sep:
+                    raise fail(lineno, "a tree is NAME @ PATH")
+                steps.append(Step("tree", name, rel))
+            elif kind == "dump":
+                steps.append(Step("dump", arg))
+            else:
+                raise fail(lineno, f"unknown directive {kind}")
+        elif sql is None:
+            raise fail(lineno, "SQL outside a step")
+        else:
+            sql.append(line)
+    end_statement(len(lines) + 1)
+    return phases
+
+
+def substitute(text: str, values: dict[str, str]) -> str:
+    """{name} placeholders replaced by their values; an unknown name is an error."""
+    def one(m: re.Match[str]) -> str:
+        if m.group(1) not in values:
+            raise ValueError(f"unknown placeholder {m.group(0)} in {text!r}")
+        return values[m.group(1)]
+    return _PLACEHOLDER.sub(one, text)
+
+
+Action = Callable[[Recorder, dict[str, Any]], None]
+ACTIONS: dict[str, Action] = {}
+
+
+def action(fn: Action) -> Action:
+    """Registers fn as an action of the workload file, under its name; its state is shared within a phase."""
+    ACTIONS[fn.__name__] = fn
+    return fn
+
+
+@action
+def src_view(r: Recorder, state: dict[str, Any]) -> None:
+    r.spark.createDataFrame(ROWS, "id INT, name STRING, amount DOUBLE, ds STRING, h INT") \
+        .createOrReplaceTempView("src")
+
+
+@action
+def msck_write_partition(r: Recorder, state: dict[str, Any]) -> None:
+    """A partition directory written behind the metastore's back."""
     loc = os.path.join(r.warehouse, DB + ".db", "events")
-    s.createDataFrame([(400, "msck", 4.0, None)], "id INT, name STRING, amount DOUBLE, note STRING") \
+    r.spark.createDataFrame([(400, "msck", 4.0, None)], "id INT, name STRING, amount DOUBLE, note STRING") \
         .coalesce(1).write.mode("overwrite").parquet(os.path.join(loc, "ds=2024-03-01", "h=7"))
-    r.sql("show partitions before msck", "SHOW PARTITIONS events", ordered=True)
-    r.sql("msck repair", "MSCK REPAIR TABLE events")
-    r.sql("show partitions after msck", "SHOW PARTITIONS events", ordered=True)
-    r.sql("select repaired partition", "SELECT * FROM events WHERE ds = '2024-03-01'", scan=True)
-    import shutil
-    shutil.rmtree(os.path.join(loc, "ds=2024-02-01"))
-    r.sql("msck repair sync", "MSCK REPAIR TABLE events SYNC PARTITIONS")
-    r.sql("show partitions after msck sync", "SHOW PARTITIONS events", ordered=True)
-    r.dump("metastore after msck")
 
-    # rename
-    r.sql("rename table", "ALTER TABLE events RENAME TO events2")
-    r.sql("select renamed old name", "SELECT count(*) FROM events")
-    r.sql("select renamed", "SELECT * FROM events2 WHERE h = 0", scan=True)
-    r.sql("describe formatted renamed", "DESCRIBE FORMATTED events2", ordered=True)
-    r.sql("describe renamed partition", "DESCRIBE FORMATTED events2 PARTITION (ds='2024-01-02', h=1)", ordered=True)
-    r.tree("tree after rename", DB + ".db")
-    r.dump("metastore after rename")
 
-    # views
-    r.sql("create view", "CREATE VIEW v_events COMMENT 'a view' AS SELECT id, name, ds FROM events2 WHERE h = 1")
-    r.sql("select view", "SELECT * FROM v_events")
-    r.sql("select view filtered", "SELECT id FROM v_events WHERE ds = '2024-01-02'")
-    r.sql("describe view", "DESCRIBE FORMATTED v_events", ordered=True)
-    r.sql("alter view", "ALTER VIEW v_events AS SELECT id, ds FROM events2 WHERE h = 2")
-    r.sql("select altered view", "SELECT * FROM v_events")
-    r.sql("show views", f"SHOW VIEWS IN {DB}")
-    r.sql("create view again", "CREATE VIEW v_events AS SELECT 1 AS one")
-    r.sql("create or replace view", "CREATE OR REPLACE VIEW v_tmp AS SELECT 1 AS one")
-    r.sql("drop view", "DROP VIEW v_tmp")
-    r.sql("select dropped view", "SELECT * FROM v_tmp")
+@action
+def msck_remove_partition(r: Recorder, state: dict[str, Any]) -> None:
+    """A partition directory removed behind the metastore's back."""
+    shutil.rmtree(os.path.join(r.warehouse, DB + ".db", "events", "ds=2024-02-01"))
 
-    # data source tables by the DataFrame API
-    df = s.createDataFrame([(i, f"p{i}", i % 3) for i in range(12)], "id INT, label STRING, p INT")
+
+@action
+def dataframe_tables(r: Recorder, state: dict[str, Any]) -> None:
+    """Data source tables written and read by the DataFrame API."""
+    s = r.spark
+    df = state["df"] = s.createDataFrame([(i, f"p{i}", i % 3) for i in range(12)], "id INT, label STRING, p INT")
     r.call("saveAsTable plain", lambda: df.write.saveAsTable(f"{DB}.df_plain"))
     r.call("saveAsTable partitioned", lambda: df.write.partitionBy("p").saveAsTable(f"{DB}.df_part"))
     r.call("insertInto", lambda: df.where("id < 4").write.insertInto(f"{DB}.df_part"))
     r.call("saveAsTable append", lambda: df.where("id > 9").write.mode("append").saveAsTable(f"{DB}.df_plain"))
     r.call("saveAsTable exists", lambda: df.write.saveAsTable(f"{DB}.df_plain"))
     r.call("read df_plain", lambda: s.table(f"{DB}.df_plain"))
-    r.sql("read df_part pruned", "SELECT * FROM df_part WHERE p = 1", scan=True)
-    r.sql("show partitions df_part", "SHOW PARTITIONS df_part", ordered=True)
-    r.sql("describe df_part", "DESCRIBE FORMATTED df_part", ordered=True)
+
+
+@action
+def dataframe_insert_overwrite(r: Recorder, state: dict[str, Any]) -> None:
+    df = state["df"]
     r.call("insertInto overwrite", lambda: df.where("p = 2 AND id > 6").write.insertInto(f"{DB}.df_part",
                                                                                        overwrite=True))
-    r.sql("read df_part after overwrite", "SELECT p, count(*) FROM df_part GROUP BY p")
-    r.sql("datasource insert partition", "INSERT INTO df_part PARTITION (p=5) VALUES (50, 'five')")
-    r.sql("datasource alter add partition", "ALTER TABLE df_part ADD PARTITION (p=6)")
-    r.sql("datasource show partitions", "SHOW PARTITIONS df_part", ordered=True)
-    r.sql("datasource analyze", "ANALYZE TABLE df_part COMPUTE STATISTICS FOR ALL COLUMNS")
-    r.sql("datasource describe column", "DESCRIBE EXTENDED df_part id", ordered=True)
-    r.tree("tree of data source tables", DB + ".db")
-    r.dump("metastore with data source tables")
 
-    # partition values that need escaping, NULL (the default partition), and date and bigint keys
-    r.sql("create odd partitions table", "CREATE TABLE odd (v INT) PARTITIONED BY (s STRING) STORED AS PARQUET")
-    r.sql("insert odd partitions", "INSERT INTO odd PARTITION (s) VALUES (1, 'a/b'), (2, 'x:y=z'), (3, 'sp ace'), "
-          "(4, 'per%cent'), (5, 'café'), (6, NULL), (7, 'q\"uo''te'), (8, 'a#b?c*[d]')")
-    r.sql("show odd partitions", "SHOW PARTITIONS odd", ordered=True)
-    r.sql("select odd partition", "SELECT * FROM odd WHERE s = 'a/b'", scan=True)
-    r.sql("select odd partitions in", "SELECT * FROM odd WHERE s IN ('x:y=z', 'café', 'per%cent')", scan=True)
-    r.sql("select default partition", "SELECT * FROM odd WHERE s IS NULL", scan=True)
-    r.sql("select odd range", "SELECT * FROM odd WHERE s >= 'q'", scan=True)
-    r.sql("drop odd partition", "ALTER TABLE odd DROP PARTITION (s='x:y=z')")
-    r.sql("show odd partitions after drop", "SHOW PARTITIONS odd", ordered=True)
-    r.tree("tree of odd partitions", DB + ".db/odd")
-    r.sql("create dated table", "CREATE TABLE dated (v INT) PARTITIONED BY (d DATE, n BIGINT) STORED AS PARQUET")
-    r.sql("insert dated", "INSERT INTO dated PARTITION (d, n) VALUES (1, DATE'2024-01-01', 1), "
-          "(2, DATE'2024-01-02', 20), (3, DATE'2024-02-01', 300), (4, DATE'2024-02-01', -4)")
-    r.sql("select date equality", "SELECT * FROM dated WHERE d = DATE'2024-02-01'", scan=True)
-    r.sql("select date range", "SELECT * FROM dated WHERE d > DATE'2024-01-01' AND d <= DATE'2024-02-01'", scan=True)
-    r.sql("select date in", "SELECT * FROM dated WHERE d IN (DATE'2024-01-01', DATE'2024-01-02')", scan=True)
-    r.sql("select bigint range", "SELECT * FROM dated WHERE n > 5", scan=True)
-    r.sql("select bigint negative", "SELECT * FROM dated WHERE n < 0", scan=True)
-    r.sql("select bigint in", "SELECT * FROM dated WHERE n IN (1, 300)", scan=True)
 
-    # column types, storage layouts and alterations of Hive tables
-    r.sql("create typed table", "CREATE TABLE typed (a TINYINT, b SMALLINT, c BIGINT, d DECIMAL(10,2), e FLOAT, "
-          "f BOOLEAN, g DATE, h TIMESTAMP, i BINARY, j ARRAY<STRUCT<x: INT, y: STRING>>, k MAP<STRING, INT>, "
-          "l VARCHAR(10), m CHAR(3) COMMENT 'a char') STORED AS PARQUET")
-    r.sql("insert typed", "INSERT INTO typed VALUES (1, 2, 3, 4.5, 6.5, true, DATE'2024-01-01', "
-          "TIMESTAMP'2024-01-01 01:02:03', X'CAFE', array(named_struct('x', 1, 'y', 'z')), map('k', 1), 'var', 'ch')")
-    r.sql("select typed", "SELECT * FROM typed")
-    r.sql("describe typed", "DESCRIBE typed", ordered=True)
-    r.sql("create text table", "CREATE TABLE texty (a INT, b STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
-          "STORED AS TEXTFILE")
-    r.sql("insert text table", "INSERT INTO texty VALUES (1, 'one'), (2, 'two')")
-    r.sql("select text table", "SELECT * FROM texty")
-    r.sql("set serde properties", "ALTER TABLE texty SET SERDEPROPERTIES ('field.delim'=',', 'extra'='1')")
-    r.sql("describe text table", "DESCRIBE FORMATTED texty", ordered=True)
-    r.sql("change column comment", "ALTER TABLE texty CHANGE COLUMN b b STRING COMMENT 'the name'")
-    r.sql("describe changed column", "DESCRIBE texty", ordered=True)
+@action
+def texty_location_dir(r: Recorder, state: dict[str, Any]) -> None:
+    """The directory the text table is moved to."""
     os.makedirs(os.path.join(r.warehouse, "elsewhere", "texty"), exist_ok=True)
-    r.sql("set table location", f"ALTER TABLE texty SET LOCATION '{os.path.join(r.warehouse, 'elsewhere', 'texty')}'")
-    r.sql("select after set location", "SELECT * FROM texty")
-    r.sql("insert after set location", "INSERT INTO texty VALUES (3, 'three')")
-    r.sql("select after insert at new location", "SELECT * FROM texty")
-    r.sql("create bucketed hive table", "CREATE TABLE bucketed (a INT, b STRING) CLUSTERED BY (a) SORTED BY (a) "
-          "INTO 4 BUCKETS STORED AS PARQUET")
-    r.sql("create bucketed datasource table", "CREATE TABLE bucketed_ds (a INT, b STRING) USING parquet "
-          "CLUSTERED BY (a) SORTED BY (b) INTO 3 BUCKETS")
-    r.sql("describe bucketed", "DESCRIBE FORMATTED bucketed", ordered=True)
-    r.sql("set partition location", "ALTER TABLE events2 PARTITION (ds='2024-03-01', h=7) SET LOCATION "
-          f"'{os.path.join(r.warehouse, 'elsewhere', 'p7')}'")
-    r.sql("select moved partition", "SELECT * FROM events2 WHERE ds = '2024-03-01'", scan=True)
-    r.sql("truncate partition", "TRUNCATE TABLE events2 PARTITION (ds='2024-01-01', h=1)")
-    r.sql("select truncated partition", "SELECT count(*) FROM events2 WHERE ds = '2024-01-01'")
-    r.sql("recover partitions", "ALTER TABLE events2 RECOVER PARTITIONS")
-    r.sql("alter database location", f"ALTER DATABASE {DB} SET LOCATION '{os.path.join(r.warehouse, 'moved.db')}'")
-    r.sql("show columns", "SHOW COLUMNS IN events2")
-    r.sql("show create datasource table", "SHOW CREATE TABLE df_part")
-    r.dump("metastore with types and layouts")
 
-    # CTAS
-    r.sql("ctas hive", "CREATE TABLE ctas_hive STORED AS PARQUET AS SELECT id, name, ds FROM events2 WHERE h = 1")
-    r.sql("ctas datasource partitioned", "CREATE TABLE ctas_ds USING parquet PARTITIONED BY (ds) AS "
-          "SELECT id, amount, ds FROM events2 WHERE h < 2")
-    r.sql("ctas exists", "CREATE TABLE ctas_hive AS SELECT 1 AS x")
-    r.sql("select ctas hive", "SELECT * FROM ctas_hive")
-    r.sql("select ctas datasource", "SELECT * FROM ctas_ds WHERE ds = '2024-01-02'", scan=True)
-    r.sql("describe ctas", "DESCRIBE FORMATTED ctas_hive", ordered=True)
-    r.sql("create table like", "CREATE TABLE events_like LIKE events2")
-    r.sql("describe table like", "DESCRIBE FORMATTED events_like", ordered=True)
-    r.sql("create external table", f"CREATE EXTERNAL TABLE ext (a INT) STORED AS PARQUET LOCATION "
-          f"'{os.path.join(r.warehouse, 'external', 'ext')}'")
-    r.sql("insert external", "INSERT INTO ext VALUES (1), (2)")
-    r.sql("select external", "SELECT * FROM ext")
-    r.sql("truncate", "TRUNCATE TABLE ctas_hive")
-    r.sql("select truncated", "SELECT count(*) FROM ctas_hive")
 
-    r.sql("show tables", f"SHOW TABLES IN {DB}")
-    r.sql("show tables like", f"SHOW TABLES IN {DB} LIKE 'ctas*|df_*'")
-    r.sql("show table extended", f"SHOW TABLE EXTENDED IN {DB} LIKE 'df_plain'")
+@action
+def catalog_listings(r: Recorder, state: dict[str, Any]) -> None:
+    s = r.spark
     r.call("catalog list tables", lambda: s.createDataFrame(
         [(t.name, t.tableType, t.isTemporary) for t in s.catalog.listTables(DB)],
         "name STRING, type STRING, tmp BOOLEAN"))
@@ -473,66 +392,51 @@ def write_phase(r: Recorder) -> None:
         [(c.name, c.dataType, c.isPartition) for c in s.catalog.listColumns(f"{DB}.events2")],
         "name STRING, type STRING, part BOOLEAN"), ordered=True)
 
-    # permanent functions
-    upper = "org.apache.hadoop.hive.ql.udf.generic.GenericUDFUpper"
-    r.sql("create function", f"CREATE FUNCTION {DB}.my_upper AS '{upper}'")
-    r.sql("create function again", f"CREATE FUNCTION {DB}.my_upper AS '{upper}'")
-    r.sql("create function reverse", "CREATE FUNCTION my_reverse AS 'org.apache.hadoop.hive.ql.udf.UDFReverse'")
-    r.sql("use function",
-          f"SELECT id, {DB}.my_upper(name), my_reverse(name) FROM events2 WHERE ds = '2024-01-02' AND h = 1")
-    r.sql("show user functions", f"SHOW USER FUNCTIONS IN {DB}")
-    r.dump("metastore with functions")
-    r.sql("describe function", f"DESCRIBE FUNCTION EXTENDED {DB}.my_upper", ordered=True)
-    r.sql("drop function", f"DROP FUNCTION {DB}.my_upper")
-    r.sql("drop function again", f"DROP FUNCTION {DB}.my_upper")
-    r.sql("drop function if exists", f"DROP FUNCTION IF EXISTS {DB}.my_upper")
-    r.sql("use dropped function", f"SELECT {DB}.my_upper('x')")
-    r.sql("show user functions after drop", f"SHOW USER FUNCTIONS IN {DB}")
 
-    # drops
-    r.sql("drop table", "DROP TABLE events_like")
-    r.sql("drop missing table", "DROP TABLE events_like")
-    r.sql("drop table if exists", "DROP TABLE IF EXISTS events_like")
-    r.sql("drop external table", "DROP TABLE ext")
+@action
+def note_external_data_kept(r: Recorder, state: dict[str, Any]) -> None:
     r.note("external data kept", sorted(os.listdir(os.path.join(r.warehouse, "external", "ext"))) != [])
-    r.sql("drop non-empty database", f"DROP DATABASE {DB}")
-    r.sql("create second database", "CREATE DATABASE ws_tmp")
-    r.sql("table in second database", "CREATE TABLE ws_tmp.t USING parquet AS SELECT 1 AS x")
-    r.sql("drop second database cascade", "DROP DATABASE ws_tmp CASCADE")
+
+
+@action
+def note_second_database_removed(r: Recorder, state: dict[str, Any]) -> None:
     r.note("second database directory removed", not os.path.exists(os.path.join(r.warehouse, "ws_tmp.db")))
-    r.sql("show databases at end", "SHOW DATABASES")
-    r.sql("show tables at end", f"SHOW TABLES IN {DB}")
-    r.tree("tree at end", DB + ".db")
-    r.dump("metastore at end")
+
+
+@action
+def note_dropped_table_removed(r: Recorder, state: dict[str, Any]) -> None:
+    r.note("dropped table directory removed", not os.path.exists(os.path.join(r.warehouse, DB + ".db", "ctas_hive")))
+
+
+@action
+def note_database_removed(r: Recorder, state: dict[str, Any]) -> None:
+    r.note("database directory removed", not os.path.exists(os.path.join(r.warehouse, DB + ".db")))
+
+
+def run_phase(r: Recorder, phase: str) -> None:
+    """The phase's steps of the workload file, in order."""
+    values = {"DB": DB, "warehouse": r.warehouse}
+    state: dict[str, Any] = {}
+    for st in load_workload()[phase]:
+        if st.kind == "step":
+            r.sql(st.name, substitute(st.text, values), ordered=st.ordered, scan=st.scan)
+        elif st.kind == "action":
+            ACTIONS[st.name](r, state)
+        elif st.kind == "tree":
+            r.tree(st.name, substitute(st.text, values))
+        else:
+            r.dump(st.name)
+
+
+def write_phase(r: Recorder) -> None:
+    """The first session: builds a database of Hive and data source tables and exercises DDL, DML, statistics,
+    views and functions."""
+    run_phase(r, "write")
 
 
 def read_phase(r: Recorder) -> None:
     """A second session: it must see the first one's objects and read the same data."""
-    r.sql("show databases", "SHOW DATABASES")
-    r.sql("show tables", f"SHOW TABLES IN {DB}")
-    r.sql("describe", f"DESCRIBE {DB}.events2", ordered=True)
-    r.sql("select all", f"SELECT * FROM {DB}.events2", scan=True)
-    r.sql("select pruned", f"SELECT id, ds, h FROM {DB}.events2 WHERE ds = '2024-01-02' AND h IN (1, 2)", scan=True)
-    r.sql("select data source", f"SELECT * FROM {DB}.df_part WHERE p >= 1", scan=True)
-    r.sql("select data source plain", f"SELECT * FROM {DB}.df_plain")
-    r.sql("select view", f"SELECT * FROM {DB}.v_events")
-    r.sql("select ctas", f"SELECT * FROM {DB}.ctas_ds")
-    r.sql("function from first session", f"SELECT {DB}.my_reverse('abc')")
-    r.sql("function in default", "SELECT my_reverse('abc')")
-    r.sql("show partitions", f"SHOW PARTITIONS {DB}.events2", ordered=True)
-    r.sql("table stats", f"DESCRIBE EXTENDED {DB}.events2 amount", ordered=True)
-    r.sql("insert from second session", f"INSERT INTO {DB}.events2 PARTITION (ds='2024-09-09', h=9) "
-          "VALUES (900, 'second', 9.9, NULL)")
-    r.sql("select second insert", f"SELECT * FROM {DB}.events2 WHERE ds = '2024-09-09'", scan=True)
-    r.sql("drop view", f"DROP VIEW {DB}.v_events")
-    r.sql("drop table", f"DROP TABLE {DB}.ctas_hive")
-    r.sql("show tables after drop", f"SHOW TABLES IN {DB}")
-    r.dump("metastore before dropping the database")
-    r.note("dropped table directory removed", not os.path.exists(os.path.join(r.warehouse, DB + ".db", "ctas_hive")))
-    r.sql("drop database cascade", f"DROP DATABASE {DB} CASCADE")
-    r.sql("show databases after drop", "SHOW DATABASES")
-    r.sql("select from dropped database", f"SELECT * FROM {DB}.events2")
-    r.note("database directory removed", not os.path.exists(os.path.join(r.warehouse, DB + ".db")))
+    run_phase(r, "read")
 
 
 def main() -> int:
