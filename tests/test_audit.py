@@ -73,3 +73,28 @@ def test_an_unwritable_audit_log_stops_the_server(tmp_path: Path) -> None:
                              capture_output=True, text=True, timeout=60)
         assert out.returncode != 0
         assert "cannot open the audit log" in out.stderr, out.stderr
+
+
+def test_an_oauth2_rest_call_is_logged_with_the_tokens_user(tmp_path: Path) -> None:
+    from metastore.rest.clients import add_client
+
+    log = tmp_path / "audit.jsonl"
+    secret = add_client(str(tmp_path / "data" / "rest-clients.toml"), "auditor", "dora")
+    for db in make_database("sqlite", tmp_path):
+        srv = Server(db, tmp_path, "--audit-log", str(log), env={"METASTORE_REST_AUTH": "oauth2"}).start()
+        try:
+            form = f"grant_type=client_credentials&client_id=auditor&client_secret={secret}".encode()
+            with urllib.request.urlopen(srv.rest_uri + "/v1/oauth/tokens", form, timeout=30) as r:
+                token = json.loads(r.read())["access_token"]
+            request = urllib.request.Request(srv.rest_uri + "/v1/namespaces",
+                                             headers={"Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(request, timeout=30) as r:
+                assert r.status == 200
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(srv.rest_uri + "/v1/namespaces", timeout=30)
+            assert e.value.code == 401
+        finally:
+            srv.stop()
+    rest = [(e["method"], e["principal"], e["auth"], e["result"]) for e in lines(log) if e["front"] == "rest"]
+    assert rest[-2:] == [("listNamespaces", "dora", "oauth2", "ok"),
+                         ("listNamespaces", "anonymous", "claimed", "NotAuthorizedException")], rest
