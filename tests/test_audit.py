@@ -75,6 +75,32 @@ def test_an_unwritable_audit_log_stops_the_server(tmp_path: Path) -> None:
         assert "cannot open the audit log" in out.stderr, out.stderr
 
 
+def test_a_denied_call_is_logged_with_the_privilege_and_object(tmp_path: Path) -> None:
+    """authorization=sql: the authorizer names the object it checked and the privilege it refused."""
+    from hive_metastore.ttypes import MetaException
+
+    log = tmp_path / "audit.jsonl"
+    for db in make_database("sqlite", tmp_path):
+        srv = Server(db, tmp_path, "--no-rest", "--audit-log", str(log),
+                     env={"METASTORE_AUTHORIZATION": "sql", "METASTORE_ADMIN_USERS": "root"}).start()
+        root, bob = Client(srv.port), Client(srv.port)
+        try:
+            root.set_ugi("root", [])
+            root.create_database(Database(name="secret", description="d", parameters={}))
+            bob.set_ugi("bob", [])
+            with pytest.raises(MetaException, match="does not have following privileges"):
+                bob.drop_database("secret", True, True)
+            assert "secret" in root.get_all_databases()
+        finally:
+            root.close()
+            bob.close()
+            srv.stop()
+    denied = [e for e in lines(log) if e["principal"] == "bob" and e["method"] == "drop_database"]
+    assert len(denied) == 1, lines(log)
+    assert denied[0]["allowed"] is False and denied[0]["denied"] == "OBJECT OWNERSHIP"
+    assert denied[0]["objects"] == ["database:secret"] and denied[0]["result"] == "MetaException"
+
+
 def test_an_oauth2_rest_call_is_logged_with_the_tokens_user(tmp_path: Path) -> None:
     from metastore.rest.clients import add_client
 

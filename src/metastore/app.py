@@ -142,7 +142,8 @@ def open_catalog(settings: Settings) -> Catalog:
 
     catalog = Catalog(open_store(settings), Warehouse(settings.warehouse_dir),
                       stats_autogather=settings.stats_autogather, txn_timeout=settings.txn_timeout,
-                      locations=location_policy(settings))
+                      locations=location_policy(settings), authorization=settings.authorization,
+                      admin_users=[u.strip() for u in settings.admin_users.split(",") if u.strip()])
     catalog.locks.max_open_batch = settings.txn_max_open_batch
     filters.set_limits(settings.filter_max_length, settings.filter_max_in_list)
     return catalog
@@ -153,6 +154,7 @@ def build_catalog(settings: Settings) -> Catalog:
     catalog = open_catalog(settings)
     catalog.locks.release_gone_holders()  # a crashed server's REST commit locks on this machine, now
     catalog.ensure_default_database()
+    catalog.privileges.bootstrap()  # the public and admin roles, and admin_users in admin
     return catalog
 
 

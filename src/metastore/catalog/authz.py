@@ -112,15 +112,21 @@ class Check:
         db, table = (db or "").lower(), (table or "").lower()
         obj = m.ObjectRef(m.TABLE, db, table)
         self._seen(obj)
-        if self.r.holds(any_of, db, table) or self.r.owner_is(self.table_owner(db, table)):
+        if self.r.holds(any_of, db, table) or self._owns_or_missing(db, table):
             return
         raise self.deny(any_of[0], obj)
+
+    def _owns_or_missing(self, db: str, table: str) -> bool:
+        """Whether the caller owns the table, or it does not exist in a database the caller sees (the call then
+        answers NoSuchObject, as clients expect when they look before they create: Spark does)."""
+        owner = self.table_owner(db, table)
+        return self.r.owner_is(owner) or (owner is None and bool(self.visible_databases([db])))
 
     def table_ownership(self, db: str, table: str) -> None:
         db, table = (db or "").lower(), (table or "").lower()
         obj = m.ObjectRef(m.TABLE, db, table)
         self._seen(obj)
-        if not (self.r.admin or self.r.owner_is(self.table_owner(db, table))):
+        if not (self.r.admin or self._owns_or_missing(db, table)):
             raise self.deny(OWNERSHIP, obj)
 
     def database_ownership(self, db: str) -> None:
