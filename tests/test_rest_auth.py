@@ -356,3 +356,28 @@ def test_duckdb_iceberg_extension_with_client_credentials(setup: tuple[Server, s
     with pytest.raises(duckdb.Error, match="invalid_client"):  # DuckDB asks for its token here
         con.execute(f"CREATE SECRET bad (TYPE ICEBERG, CLIENT_ID '{cid}', CLIENT_SECRET 'wrong', "
                     f"OAUTH2_SERVER_URI '{token_uri}')")
+
+
+def test_a_privilege_the_tokens_user_lacks_is_403(tmp_path: Path) -> None:
+    """authorization = sql: the catalog checks the token's user; a refusal is 403 ForbiddenException and changes
+    nothing, the same call by an admin succeeds."""
+    from pyiceberg.exceptions import ForbiddenError
+
+    admin = add_client(tmp_path / "data", "ops", "root")
+    user = add_client(tmp_path / "data", "analyst", "bob")
+    env = {"METASTORE_REST_AUTH": "oauth2", "METASTORE_AUTHORIZATION": "sql", "METASTORE_ADMIN_USERS": "root"}
+    for db in make_database("sqlite", tmp_path):
+        srv = Server(db, tmp_path, env=env).start()
+        try:
+            ns = unique("guarded")
+            r = requests.post(srv.rest_uri + "/v1/namespaces", json={"namespace": [ns]}, timeout=30,
+                              headers={"Authorization": f"Bearer {token_of(srv, user)}"})
+            assert r.status_code == 403 and r.json()["error"]["type"] == "ForbiddenException", r.text
+            with pytest.raises(ForbiddenError):
+                catalog(srv, credential=user).create_namespace(ns)
+            ops = catalog(srv, credential=admin)
+            assert (ns,) not in ops.list_namespaces()  # the refusals changed nothing
+            ops.create_namespace(ns)
+            assert (ns,) in ops.list_namespaces()
+        finally:
+            srv.stop()
