@@ -335,6 +335,40 @@ def test_privilege_listings(users: dict[str, As], world: dict[str, str]) -> None
             obj(TABLE, db, "missing"), "alice", USER, "SELECT")))
 
 
+def test_cli_grants_and_roles(authz_server: Server, users: dict[str, As], world: dict[str, str]) -> None:
+    """`metastore grant|revoke|grants|roles` on the store, acting as the server (click's runner, in process)."""
+    from click.testing import CliRunner
+
+    from metastore.cli import main
+
+    db, root = world["db"], users["root"]
+
+    def cli(*args: str, ok: bool = True) -> str:
+        out = CliRunner().invoke(main, [*args, "--db", authz_server.db_url, "--data-dir",
+                                        str(authz_server.workdir / "data")])
+        assert (out.exit_code == 0) == ok, out.output
+        return out.output
+
+    role = unique("CliRole")
+    cli("roles", "create", role)
+    cli("roles", "grant", role, "user:erin", "--with-admin-option")
+    cli("grant", "select", "--on", f"table:{db}.t", "--to", f"role:{role}")
+    assert role.lower() in cli("roles", "list").split()
+    assert "user:erin\twith admin option" in cli("roles", "members", role)
+    assert f"table:{db}.t\trole:{role.lower()}\tSELECT" in cli("grants", "--on", f"table:{db}.t")
+    erin = As(authz_server, "erin")  # a principal the server has no cached rights of
+    try:
+        assert erin.get_table(db, "t").tableName == "t"
+    finally:
+        erin.c.close()
+    cli("revoke", "select", "--on", f"table:{db}.t", "--from", f"role:{role}")
+    assert f"role:{role.lower()}" not in cli("grants", "--on", f"table:{db}.t")
+    cli("roles", "drop", role)
+    assert role.lower() not in root.get_role_names()
+    assert "is not one of SELECT" in cli("grant", "fly", "--on", "global", "--to", "user:x", ok=False)
+    assert "expected user:NAME" in cli("grant", "select", "--on", "global", "--to", "x", ok=False)
+
+
 def test_an_oauth2_principal_is_authorized_by_the_same_authorizer(fresh_database: StoreDb, tmp_path: Path) -> None:
     """What the REST front does for a request with a bearer token: the catalog, acting as that principal."""
     from metastore.app import build_catalog, load_settings

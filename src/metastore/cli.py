@@ -182,5 +182,12 @@ from .catalogd.cli import catalogd  # noqa: E402 - `metastore catalogd [status]`
 
 main.add_command(catalogd)
 
+from .grants_cli import grant, grants, revoke, roles  # noqa: E402 - `metastore grant|revoke|grants|roles ...`
+
+main.add_command(grant)
+main.add_command(revoke)
+main.add_command(grants)
+main.add_command(roles)
+
 if __name__ == "__main__":
     main()
