@@ -208,6 +208,12 @@ def test_thrift_clients_over_tls(tls_server: Server, certs: Certs) -> None:
     with MetastoreClient(f"thrift://localhost:{tls_server.port}", timeout=10, tls=certs.context()) as ms:
         ms.create_database(hms.Database(name="tls_db", description="over TLS", parameters={}))
         assert ms.get_database("tls_db").description == "over TLS"
+    # ... with the context a serving process gives its own clients (the scheduler's): its own certificate trusted
+    from metastore.config import Settings
+    from metastore.server.tls import client_context
+    own = client_context(Settings(use_ssl=True, ssl_keystore=str(certs.keystore), ssl_keystore_password=PASSWORD))
+    with MetastoreClient(tls_server.uri, timeout=10, tls=own) as ms:
+        assert ms.get_database("tls_db").name == "tls_db"
     # ... and refused, as any failed connect, when plain or trusting another CA
     from metastore.thrift.client import MetastoreUnavailable
     for tls in (False, certs.context(certs.other_ca)):
@@ -299,6 +305,27 @@ def test_pem_files_and_hive_keys(db: Database, certs: Certs, tmp_path: Path) -> 
         _served(srv, certs)
         with pytest.raises(Exception):  # noqa: B017 - whichever way thrift reports the closed connection
             _plain_call(srv.port)
+    finally:
+        srv.stop()
+
+
+def test_a_keystore_made_by_keytool(db: Database, tmp_path: Path) -> None:
+    """Java 17's keytool: an RSA key pair in its default PKCS12 keystore (PBES2, AES-256, HmacSHA256)."""
+    if shutil.which("keytool") is None:
+        pytest.skip("needs Java's keytool")
+    store, cert = tmp_path / "hms.p12", tmp_path / "hms.pem"
+    subprocess.run(["keytool", "-genkeypair", "-alias", "hms", "-keyalg", "RSA", "-keysize", "2048", "-dname",
+                    "CN=localhost", "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2", "-keystore", str(store),
+                    "-storepass", PASSWORD, "-noprompt"], check=True, capture_output=True)
+    subprocess.run(["keytool", "-exportcert", "-rfc", "-alias", "hms", "-keystore", str(store), "-storepass",
+                    PASSWORD, "-file", str(cert)], check=True, capture_output=True)
+    srv = Server(db, tmp_path, "--no-rest", env=_tls_env(store)).start()
+    try:
+        c = TlsClient(srv.port, ssl.create_default_context(cafile=str(cert)))
+        try:
+            assert c.api.get_database("default").name == "default"
+        finally:
+            c.close()
     finally:
         srv.stop()
 
