@@ -88,12 +88,10 @@ class Check:
         return self.authz.privileges.store
 
     def table_owner(self, db: str, table: str) -> tuple[str | None, int] | None:
-        with self._store().read() as tx:
-            return tx.privileges().table_owner(db, table)
+        return self.authz.privileges.owner(db, table)
 
     def database_owner(self, db: str) -> tuple[str | None, int] | None:
-        with self._store().read() as tx:
-            return tx.privileges().database_owner(db)
+        return self.authz.privileges.owner(db)
 
     # ---- the checks ---------------------------------------------------------------------------------------
 
@@ -110,11 +108,11 @@ class Check:
     def table(self, db: str, table: str, any_of: tuple[str, ...]) -> None:
         """One of `any_of` on the table (or above it), or its ownership."""
         db, table = (db or "").lower(), (table or "").lower()
-        obj = m.ObjectRef(m.TABLE, db, table)
-        self._seen(obj)
+        if self.call is not None:
+            self.call.objects.append(f"table:{db}.{table}")
         if self.r.holds(any_of, db, table) or self._owns_or_missing(db, table):
             return
-        raise self.deny(any_of[0], obj)
+        raise self.deny(any_of[0], m.ObjectRef(m.TABLE, db, table))
 
     def _owns_or_missing(self, db: str, table: str) -> bool:
         """Whether the caller owns the table, or it does not exist in a database the caller sees (the call then
@@ -391,14 +389,29 @@ _DROPS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "drop_table": lambda a: True, "drop_database": lambda a: True, "alter_table": _renamed}
 
 
+def _forget_each(p: Privileges, changes: Iterable[tuple[str, str, Any, Any]]) -> None:
+    for db, name, _, _ in changes:
+        p.forget_owner(db, name)
+
+
+_ALTERS: dict[str, Callable[[Privileges, dict[str, Any]], None]] = {
+    "alter_table": lambda p, a: p.forget_owner(a["db"], a["name"]),
+    "alter_tables_cas": lambda p, a: _forget_each(p, a["changes"]),
+    "alter_database": lambda p, a: p.forget_owner(a["name"]),
+}
+
+
 def _then(fn: Callable[..., Any], params: list[str], when: Callable[[dict[str, Any]], bool],
-          after: Callable[[], None]) -> Callable[..., Any]:
+          after: Callable[..., None]) -> Callable[..., Any]:
+    """`fn`, then `after()` (or `after(args)`, when it takes them) when `when(args)` says so."""
+    takes_args = bool(inspect.signature(after).parameters)
+
     def call(*args: Any, **kwargs: Any) -> Any:
         result = fn(*args, **kwargs)
         a = dict(zip(params, args))
         a.update(kwargs)
         if when(a):
-            after()
+            after(a) if takes_args else after()
         return result
     return call
 
@@ -431,6 +444,8 @@ class Authorizer:
 
         if name in _DROPS:  # grants go with a dropped or renamed object: forget what was cached of them
             fn = _then(fn, params, _DROPS[name], self.privileges.invalidate)
+        if name in _ALTERS:  # its owner may have changed
+            fn = _then(fn, params, lambda a: True, lambda a: _ALTERS[name](self.privileges, a))
 
         def call(*args: Any, **kwargs: Any) -> Any:
             if _inside.get():

@@ -61,12 +61,15 @@ class Rights:
 
     def holds(self, any_of: Iterable[str], db: str | None = None, table: str | None = None) -> bool:
         """Whether one of `any_of` is granted on the object or a level above it."""
-        want = set(any_of)
-        if self.admin or want & self.glob:
+        if self.admin or not self.glob.isdisjoint(any_of):
             return True
-        if db is not None and want & self.dbs.get(db, frozenset()):
+        if db is None:
+            return False
+        held = self.dbs.get(db)
+        if held is not None and not held.isdisjoint(any_of):
             return True
-        return db is not None and table is not None and bool(want & self.tables.get((db, table), frozenset()))
+        held = self.tables.get((db, table)) if table is not None else None
+        return held is not None and not held.isdisjoint(any_of)
 
     def owner_is(self, owner: tuple[str | None, int] | None) -> bool:
         """Whether an object's (ownerName, ownerType) is this principal, one of its groups or roles."""
@@ -118,6 +121,7 @@ class Privileges:
         self.enforce = enforce  # authorization "sql": management calls check the caller too
         self.ttl = ttl
         self._cache: dict[tuple[str, tuple[str, ...]], tuple[float, Rights]] = {}
+        self._owners: dict[tuple[str, str | None], tuple[float, tuple[str | None, int]]] = {}
         self._lock = threading.Lock()
         self.on_change: list[Callable[[], None]] = []
 
@@ -140,10 +144,34 @@ class Privileges:
             self._cache[key] = (now + self.ttl, rights)
         return rights
 
+    def owner(self, db: str, table: str | None = None) -> tuple[str | None, int] | None:
+        """(ownerName, ownerType) of a table (or, table None, of a database); None: no such object. Kept `ttl`
+        seconds like the rights (an owner change or a drop through this process clears it at once)."""
+        key = (db, table)
+        now = time.monotonic()
+        hit = self._owners.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        with self.store.read() as tx:
+            q = tx.privileges()
+            found = q.table_owner(db, table) if table is not None else q.database_owner(db)
+        if found is not None:  # a missing object is not remembered: it may be created next
+            with self._lock:
+                if len(self._owners) >= MAX_CACHED:
+                    self._owners.clear()
+                self._owners[key] = (now + self.ttl, found)
+        return found
+
+    def forget_owner(self, db: str, table: str | None = None) -> None:
+        """Forget the cached owner of a table or database (after an alter of it in this process)."""
+        with self._lock:
+            self._owners.pop((db.lower(), table.lower() if table is not None else None), None)
+
     def invalidate(self) -> None:
         """Forget every principal's rights (after a grant, a revoke, a drop or rename in this process)."""
         with self._lock:
             self._cache.clear()
+            self._owners.clear()
         for callback in self.on_change:
             callback()
 
