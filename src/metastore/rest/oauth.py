@@ -34,6 +34,7 @@ import secrets
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -118,6 +119,19 @@ def load_key(path: str) -> bytes:
 
 # ---- an external issuer's keys --------------------------------------------------------------------------
 
+class _HttpRedirectsOnly(urllib.request.HTTPRedirectHandler):
+    """A JWKS URL may redirect (at most urllib's 10 times) to another http(s) URL, never to ftp: or file:."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> urllib.request.Request | None:
+        if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            raise urllib.error.URLError(f"the JWKS URL redirects to a {urllib.parse.urlsplit(newurl).scheme}: URL")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_HttpRedirectsOnly)
+
+
 @dataclass(frozen=True)
 class IssuerKey:
     kid: str | None
@@ -157,7 +171,7 @@ class Jwks:
 
     def _fetch(self) -> list[IssuerKey]:
         request = urllib.request.Request(self.source, headers={"Accept": "application/json"})
-        with urllib.request.urlopen(request, timeout=JWKS_TIMEOUT) as r:  # noqa: S310 - http(s) only (config)
+        with _OPENER.open(request, timeout=JWKS_TIMEOUT) as r:
             raw = r.read(MAX_JWKS_BYTES + 1)
         return self._parse(raw)
 

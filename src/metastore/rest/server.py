@@ -13,6 +13,14 @@ Bounds: those of every HTTP front (server/http.py, FrontLimits as the Thrift fro
 503, the first-request, idle and read clocks, request line, header and body caps (414, 431, 413); here also a
 JSON body's objects and arrays counted before parsing (413). Every error, the server's own included, is in the
 spec's error model (_Handler.error_body). The work on a request has no timeout.
+
+Authentication (rest_auth = oauth2, rest/oauth.py): each request's bearer token is checked first, in
+_dispatch, and the request runs under identity.acting_as(its user), so that the catalog's authorizer and the
+audit line see who called; without a valid token it is answered 401 NotAuthorizedException with a
+WWW-Authenticate challenge (logged as "anonymous"), except the PUBLIC operations (the token endpoint
+POST /v1/oauth/tokens, this OpenAPI document). /v1/config needs a token too, as the spec's security says;
+it advertises the token endpoint as oauth2-server-uri. The catalog's AccessDenied is 403 ForbiddenException,
+NotAuthenticated 401, whatever rest_auth is.
 """
 
 from __future__ import annotations
