@@ -173,6 +173,8 @@ def test_read_matrix(users: dict[str, As], world: dict[str, str]) -> None:
     with pytest.raises(NoSuchObjectException):
         alice.get_table(db, "missing")
     refused(root, db, bob.get_table, db, "missing")
+    with pytest.raises(NoSuchObjectException):
+        bob.get_database(unique("missing"))
     # functions are read by anyone
     assert bob.get_function(db, "f").className == "x.F"
 

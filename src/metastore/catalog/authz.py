@@ -131,7 +131,7 @@ class Check:
         db = (db or "").lower()
         obj = m.ObjectRef(m.DATABASE, db)
         self._seen(obj)
-        if not (self.r.admin or self.r.owner_is(self.database_owner(db))):
+        if not (self.r.admin or self._owns_or_missing_database(db)):
             raise self.deny(OWNERSHIP, obj)
 
     def create_in(self, db: str) -> None:
@@ -139,14 +139,19 @@ class Check:
         db = (db or "").lower()
         obj = m.ObjectRef(m.DATABASE, db)
         self._seen(obj)
-        if not (self.r.holds(CREATE, db) or self.r.owner_is(self.database_owner(db))):
+        if not (self.r.holds(CREATE, db) or self._owns_or_missing_database(db)):
             raise self.deny("CREATE", obj)
+
+    def _owns_or_missing_database(self, db: str) -> bool:
+        """Whether the caller owns the database, or there is none of that name (the call answers that)."""
+        owner = self.database_owner(db)
+        return owner is None or self.r.owner_is(owner)
 
     def see_database(self, db: str) -> None:
         db = (db or "").lower()
         obj = m.ObjectRef(m.DATABASE, db)
         self._seen(obj)
-        if not self.visible_databases([db]):
+        if not self.visible_databases([db]) and self.database_owner(db) is not None:
             raise self.deny("SELECT", obj)
 
     # ---- what a caller may see ------------------------------------------------------------------------------
