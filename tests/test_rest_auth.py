@@ -191,6 +191,36 @@ def test_a_wrong_secret_or_grant_is_refused_in_the_oauth_error_model(setup: tupl
         catalog(srv, credential=f"{cid}:wrong")
 
 
+def test_a_token_is_refreshed_by_token_exchange(setup: tuple[Server, str, Path], idp: Idp) -> None:
+    """As Iceberg's clients refresh a token: RFC 8693's exchange of a valid token of ours, for its client."""
+    srv, credential, _ = setup
+    token = token_of(srv, credential)
+    exchange = {"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+                "subject_token_type": "urn:ietf:params:oauth:token-type:access_token"}
+
+    def exchanged(subject: str) -> requests.Response:
+        return requests.post(srv.rest_uri + "/v1/oauth/tokens", data={**exchange, "subject_token": subject},
+                             headers={"Authorization": f"Bearer {subject}"}, timeout=30)
+
+    r = exchanged(token)
+    assert r.status_code == 200, r.text
+    fresh = r.json()["access_token"]
+    assert fresh != token and get(srv, "/v1/namespaces", fresh).status_code == 200
+    claims = jwt.decode(fresh, options={"verify_signature": False})
+    assert claims["sub"] == "alice" and claims["auth_time"] == jwt.decode(
+        token, options={"verify_signature": False})["auth_time"]  # the session's start carries over
+    key = base64.b64decode((srv.workdir / "data" / "rest-token.key").read_text().strip())
+    now = int(time.time())
+    base = {"iss": "metastore", "sub": "alice", "client_id": claims["client_id"], "iat": now, "exp": now + 600}
+    for subject in (idp.token(), token[:-3] + "AAA",  # another issuer's; a forged one
+                    jwt.encode({**base, "exp": now - 3600, "auth_time": now}, key, algorithm="HS256"),  # expired
+                    jwt.encode({**base, "auth_time": now - 2 * 86400}, key, algorithm="HS256"),  # session too old
+                    jwt.encode({**base, "client_id": "gone", "auth_time": now}, key, algorithm="HS256")):
+        r = exchanged(subject)
+        assert r.status_code == 400 and r.json()["error"] == "invalid_grant", r.text
+    assert exchanged(jwt.encode({**base, "auth_time": now}, key, algorithm="HS256")).status_code == 200
+
+
 def test_a_missing_token_is_401(setup: tuple[Server, str, Path]) -> None:
     srv, _, audit = setup
     start = len(audit_lines(audit))

@@ -3,7 +3,8 @@ authentication"). Needs the `oauth` extra (PyJWT with cryptography); app.py chec
 
 Tokens of our own: POST /v1/oauth/tokens with the client-credentials grant (form-encoded, the client id and
 secret in the body as PyIceberg's `credential="id:secret"` sends them, or in an HTTP Basic header as RFC 6749
-prefers) answers the spec's OAuthTokenResponse: a JWT signed HS256 with the server's key (rest_token_key),
+prefers) answers the spec's OAuthTokenResponse (so does the token exchange of a valid token of ours whose client
+is still registered, as Iceberg's clients refresh a token): a JWT signed HS256 with the server's key (rest_token_key),
 iss ISSUER, sub the client's user, client_id, iat/nbf/exp (rest_token_lifetime), a random jti. Failures answer
 the spec's OAuthError ({"error": "invalid_client", "error_description": ...}; 401 for a bad client, 400 for a
 bad request). Every process that holds the key accepts the token: the workers of one server share the key file;
@@ -43,7 +44,7 @@ from typing import Any
 import jwt
 from jwt import PyJWK
 
-from .clients import MAX_CLIENT_ID, MAX_SECRET, ClientRegistry
+from .clients import MAX_CLIENT_ID, MAX_SECRET, Client, ClientRegistry
 from .errors import AuthFailed, TokenRequestError
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,9 @@ JWKS_MIN_REFRESH = 30.0
 KEY_BYTES = 32
 EXTERNAL_ALGS = {"RSA": ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512"), "EC": ("ES256", "ES384", "ES512")}
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+MAX_SESSION = 24 * 3600  # a token is refreshed by exchange up to this long after its client's secret was checked
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*")  # RFC 6749 3.3
 _USER = re.compile(r"[^\x00-\x1f\x7f]{1,128}")
 
@@ -74,6 +78,7 @@ class TokenIdentity:
     subject: str
     issuer: str
     client_id: str | None = None
+    auth_time: int | None = None  # ours: when the client last authenticated with its secret
 
 
 # ---- the signing key ------------------------------------------------------------------------------------
@@ -288,10 +293,17 @@ class OAuth2:
                 raise TokenRequestError(400, "invalid_request", f"parameter {k[:64]!r} repeated")
             form[k] = v
         grant = form.get("grant_type")
+        scope = form.get("scope")
+        if scope is not None and (len(scope) > 256 or not _SCOPE.fullmatch(scope)):
+            raise TokenRequestError(400, "invalid_scope", "malformed scope")
+        if grant == TOKEN_EXCHANGE:
+            return self._issue(*self._exchanged(form), scope)
         if grant != "client_credentials":
             if grant is None:
                 raise TokenRequestError(400, "invalid_request", "grant_type is required")
-            raise TokenRequestError(400, "unsupported_grant_type", "only the client_credentials grant is served")
+            raise TokenRequestError(400, "unsupported_grant_type",
+                                    "the client_credentials grant is served, and the token exchange of a token "
+                                    "this server issued")
         client_id, secret = form.get("client_id"), form.get("client_secret")
         if authorization:
             scheme, _, value = authorization.partition(" ")
@@ -308,16 +320,39 @@ class OAuth2:
             raise TokenRequestError(401, "invalid_client", "client_id and client_secret are required")
         if len(client_id) > MAX_CLIENT_ID or len(secret) > MAX_SECRET:
             raise TokenRequestError(401, "invalid_client", "client authentication failed")
-        scope = form.get("scope")
-        if scope is not None and (len(scope) > 256 or not _SCOPE.fullmatch(scope)):
-            raise TokenRequestError(400, "invalid_scope", "malformed scope")
         client = self.clients.check(client_id, secret)
         if client is None:
             raise TokenRequestError(401, "invalid_client", "client authentication failed")
+        return self._issue(client, int(time.time()), scope)
+
+    def _exchanged(self, form: dict[str, str]) -> tuple[Client, int]:
+        """A token exchange (RFC 8693) as Iceberg's clients refresh a token before it expires: the subject token
+        must be a valid token of this server (not expired) whose client is still registered for the same user;
+        the new token is that client's. A token of an external issuer is not exchanged."""
+        subject = form.get("subject_token")
+        if not subject or form.get("subject_token_type") not in (ACCESS_TOKEN_TYPE, JWT_TOKEN_TYPE):
+            raise TokenRequestError(400, "invalid_request", "subject_token and subject_token_type (access_token) "
+                                                            "are required")
+        if len(subject) > MAX_TOKEN_CHARS:
+            raise TokenRequestError(400, "invalid_grant", "subject token too long")
+        try:
+            who = self._ours(subject, jwt.get_unverified_header(subject))
+        except (AuthFailed, jwt.PyJWTError):
+            raise TokenRequestError(400, "invalid_grant", "the subject token is not a valid token of this server") \
+                from None
+        client = self.clients.get(who.client_id) if who.client_id else None
+        if client is None or client.user != who.user:
+            raise TokenRequestError(400, "invalid_grant", "the subject token's client is no longer registered")
+        if who.auth_time is None or time.time() - who.auth_time > MAX_SESSION:
+            raise TokenRequestError(400, "invalid_grant", "the session is too old to refresh: authenticate with "
+                                                          "the client's secret again")
+        return client, who.auth_time
+
+    def _issue(self, client: Client, auth_time: int, scope: str | None) -> dict[str, Any]:
         now = int(time.time())
         lifetime = max(1, int(self.lifetime))
         claims = {"iss": ISSUER, "sub": client.user, "client_id": client.client_id, "iat": now, "nbf": now,
-                  "exp": now + lifetime, "jti": secrets.token_urlsafe(12)}
+                  "exp": now + lifetime, "jti": secrets.token_urlsafe(12), "auth_time": auth_time}
         if scope:
             claims["scope"] = scope
         answer: dict[str, Any] = {
@@ -364,10 +399,11 @@ class OAuth2:
             raise AuthFailed("token expired") from None
         except jwt.PyJWTError as e:
             raise AuthFailed(f"token not valid: {_why(e)}") from None
-        user, client_id = claims.get("sub"), claims.get("client_id")
+        user, client_id, auth_time = claims.get("sub"), claims.get("client_id"), claims.get("auth_time")
         if not isinstance(user, str) or not _USER.fullmatch(user):
             raise AuthFailed("token has no valid subject")
-        return TokenIdentity(user, user, ISSUER, client_id if isinstance(client_id, str) else None)
+        return TokenIdentity(user, user, ISSUER, client_id if isinstance(client_id, str) else None,
+                             auth_time if isinstance(auth_time, int) else None)
 
 
 def build(key_path: str, lifetime: float, clients_path: str, oidc_issuer: str = "", oidc_audience: str = "",

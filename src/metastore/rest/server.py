@@ -156,7 +156,8 @@ def openapi(base_url: str | None = None) -> dict[str, Any]:
         if r.operation == "getToken":
             op["requestBody"] = {"required": True, "content": {"application/x-www-form-urlencoded": {"schema": {
                 "type": "object", "required": ["grant_type"], "properties": {
-                    k: {"type": "string"} for k in ("grant_type", "client_id", "client_secret", "scope")}}}}}
+                    k: {"type": "string"} for k in ("grant_type", "client_id", "client_secret", "scope",
+                                                   "subject_token", "subject_token_type")}}}}}
         if r.operation in PUBLIC:
             op["security"] = []
         paths.setdefault(path, {})[r.method.lower()] = op
