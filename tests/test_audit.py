@@ -111,6 +111,8 @@ def test_a_denied_call_is_logged_with_the_privilege_and_object(tmp_path: Path) -
     assert len(denied) == 1, lines(log)
     assert denied[0]["allowed"] is False and denied[0]["denied"] == "OBJECT OWNERSHIP"
     assert denied[0]["objects"] == ["database:secret"] and denied[0]["result"] == "MetaException"
+    created = [e for e in lines(log) if e["principal"] == "root" and e["method"] == "create_database"]
+    assert created[0]["allowed"] is True and created[0]["objects"] == ["global"]  # an admin's objects are named
 
 
 def test_an_oauth2_rest_call_is_logged_with_the_tokens_user(tmp_path: Path) -> None:
