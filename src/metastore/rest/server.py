@@ -290,6 +290,9 @@ class _Handler(BoundedHandler):
             who = self.auth.authenticate(self.headers.get_all("Authorization") or [])
         except AuthFailed as e:
             return anonymous, NotAuthorizedException(e.message, e.error)
+        except Exception:  # a bug while checking: refused (never let in), logged, the server goes on
+            log.exception("checking a bearer token failed")
+            return anonymous, NotAuthorizedException("the token could not be checked; see the server log")
         return identity.Principal(who.user, method=identity.OAUTH2, full_name=who.subject, address=address), None
 
     def _answer(self, method: str, refused: NotAuthorizedException | None = None) -> BaseException | None:
