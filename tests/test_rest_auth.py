@@ -297,6 +297,21 @@ def test_an_external_token_for_another_audience_or_issuer_is_refused(setup: tupl
     refused(get(srv, "/v1/namespaces", jwt.encode(claims, stranger, algorithm="RS256", headers={"kid": "rsa-1"})))
 
 
+def test_a_key_added_to_the_jwks_file_is_used_without_a_restart(setup: tuple[Server, str, Path], idp: Idp) -> None:
+    srv, _, _ = setup
+    jwks = srv.workdir / "jwks.json"
+    rotated = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    now = int(time.time())
+    token = jwt.encode({"iss": ISSUER, "aud": AUDIENCE, "sub": "uid-erin", "preferred_username": "erin",
+                        "exp": now + 600}, rotated, algorithm="RS256", headers={"kid": "rsa-2"})
+    refused(get(srv, "/v1/namespaces", token), "does not list")
+    n = rotated.public_key().public_numbers()
+    doc = json.loads(jwks.read_text())
+    doc["keys"].append({"kty": "RSA", "kid": "rsa-2", "use": "sig", "n": _b64(n.n), "e": _b64(n.e)})
+    jwks.write_text(json.dumps(doc))
+    assert get(srv, "/v1/namespaces", token).status_code == 200
+
+
 def test_the_processes_of_a_server_on_one_store_accept_each_others_tokens(
         setup: tuple[Server, str, Path], idp: Idp) -> None:
     srv, credential, _ = setup
