@@ -8,6 +8,7 @@ table, insert, select, read the table's owner, drop. The ticket comes from KRB5C
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -19,8 +20,14 @@ def main() -> int:
     args = ap.parse_args()
     from pyspark.sql import SparkSession
 
+    # the JVM's Kerberos: this realm's krb5.conf; JGSS takes the ticket cache (KRB5CCNAME) itself, through a JAAS
+    # entry that never prompts on the console (no ticket: the connection fails)
+    jaas = os.path.abspath("kerberos-jaas.conf")
+    with open(jaas, "w") as f:
+        f.write("com.sun.security.jgss.krb5.initiate {\n  com.sun.security.auth.module.Krb5LoginModule required "
+                "useTicketCache=true doNotPrompt=true;\n};\n")
     jvm_opts = (f"-Djava.security.krb5.conf={args.krb5_conf} -Dsun.security.krb5.disableReferrals=true "
-                "-Djavax.security.auth.useSubjectCredsOnly=false")
+                f"-Djavax.security.auth.useSubjectCredsOnly=false -Djava.security.auth.login.config={jaas}")
     spark = (SparkSession.builder.master("local[1]").appName("kerberos")
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")

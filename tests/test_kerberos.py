@@ -221,6 +221,26 @@ def test_integrity_and_privacy_layers(kdc: KDC, sqlite_db: Database, as_user, tm
             srv.stop()
 
 
+def test_metastore_client_with_kerberos(kdc: KDC, sqlite_db: Database, kserver: Server, as_user,
+                                       tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from metastore.thrift.client import MetastoreClient, MetastoreUnavailable
+
+    as_user("alice")
+    with MetastoreClient(f"thrift://localhost:{kserver.port}", kerberos=True) as c:
+        assert "default" in c.get_all_databases()
+    # a server offering privacy only: the client wraps and unwraps every frame
+    private = start_server(kdc, sqlite_db, tmp_path / "private", METASTORE_RPC_PROTECTION="privacy")
+    try:
+        with MetastoreClient(f"thrift://localhost:{private.port}", kerberos=True) as c:
+            assert c.get_database("default").name == "default"
+    finally:
+        private.stop()
+    as_user(None)
+    with pytest.raises(MetastoreUnavailable, match="Kerberos"), \
+            MetastoreClient(f"thrift://localhost:{kserver.port}", kerberos=True) as c:
+        c.get_all_databases()
+
+
 # ---- delegation tokens ---------------------------------------------------------------------------------
 
 def _token_parts(token: str) -> tuple[str, str]:
@@ -350,8 +370,8 @@ def test_spark_with_kerberos(kdc: KDC, kserver: Server, tmp_path: Path) -> None:
     with open(out, "wb") as f:
         p = subprocess.run([sys.executable, str(SPARK_JOB), "--uri", f"thrift://localhost:{kserver.port}",
                             "--principal", PRINCIPAL, "--krb5-conf", str(kdc.krb5_conf), "--warehouse",
-                            str(kserver.warehouse), "--db", db], cwd=tmp_path, env=env, stdout=f,
-                           stderr=subprocess.STDOUT, timeout=1100)
+                            str(kserver.warehouse), "--db", db], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                           stdout=f, stderr=subprocess.STDOUT, timeout=1100)
     log = out.read_text(errors="replace")
     assert p.returncode == 0, log[-5000:]
     assert "ROWS [(1, 'a'), (2, 'b'), (3, 'c')]" in log, log[-5000:]
@@ -362,7 +382,7 @@ def test_spark_with_kerberos(kdc: KDC, kserver: Server, tmp_path: Path) -> None:
         p = subprocess.run([sys.executable, str(SPARK_JOB), "--uri", f"thrift://localhost:{kserver.port}",
                             "--principal", PRINCIPAL, "--krb5-conf", str(kdc.krb5_conf), "--warehouse",
                             str(kserver.warehouse), "--db", db + "_x", "--expect-failure"], cwd=tmp_path,
-                           env=env_none, stdout=f, stderr=subprocess.STDOUT, timeout=1100)
+                           env=env_none, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT, timeout=600)
     assert p.returncode == 0, (tmp_path / "spark-none.log").read_text(errors="replace")[-5000:]
 
 

@@ -91,6 +91,9 @@ def client_tls(settings: Settings) -> None:
         use_tls(lambda: client_context(settings))
     else:
         use_tls(None)
+    from .thrift.client import use_kerberos
+
+    use_kerberos(settings.sasl)  # and Kerberos (SASL GSSAPI, the ticket cache's) when hive.metastore.sasl.enabled
 
 
 # ---- the store and the catalog ----------------------------------------------------------------------------

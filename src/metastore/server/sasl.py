@@ -235,7 +235,6 @@ class Negotiator:
         name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)
         self.creds = gssapi.Credentials(name=name, usage="accept", store={"keytab": keytab})
         self.service = split_principal(principal)[0][0]
-        self._lock = threading.Lock()
 
     def __call__(self, recv: Callable[[int], bytes], send: Callable[[bytes], None], address: str) -> Authenticated:
         wire = _Wire(recv, send)

@@ -75,6 +75,24 @@ def default_tls() -> ssl.SSLContext | None:
         return _tls_context
 
 
+# Whether clients made without `kerberos=` authenticate with Kerberos (SASL GSSAPI): the composition root sets it
+# from the settings' hive.metastore.sasl.enabled
+_kerberos = False
+
+
+def use_kerberos(on: bool) -> None:
+    global _kerberos
+    _kerberos = on
+
+
+def _sasl_factories(host: str) -> dict[str, Any]:
+    from thriftpy2.protocol.binary import TBinaryProtocolFactory  # the pure one: the SASL transport is Python
+
+    from .sasl import GssapiTransportFactory
+
+    return {"trans_factory": GssapiTransportFactory(host), "proto_factory": TBinaryProtocolFactory()}
+
+
 class MetastoreUnavailable(ConnectionError):
     """The metastore did not answer (refused, reset, timed out, or failed outside Hive's exceptions)."""
 
@@ -114,8 +132,10 @@ class MetastoreClient:
     """Typed calls on the metastore at `uri` (thrift://HOST[:PORT]); safe to share between threads."""
 
     def __init__(self, uri: str, timeout: float = 60.0, retry_reads: bool = False,
-                 tls: ssl.SSLContext | Literal[False] | None = None) -> None:
+                 tls: ssl.SSLContext | Literal[False] | None = None, kerberos: bool | None = None) -> None:
         self.host, self.port = parse_uri(uri)
+        # SASL GSSAPI with the ticket cache's credentials (thrift/sasl.py); None: the process's (use_kerberos)
+        self.kerberos = _kerberos if kerberos is None else kerberos
         # None: the process's (use_tls); False: plain TCP
         self.tls: ssl.SSLContext | None = default_tls() if tls is None else (tls or None)
         self.uri = f"thrift://{self.host}:{self.port}"
@@ -133,7 +153,7 @@ class MetastoreClient:
 
             try:
                 c = make_client(hms.ThriftHiveMetastore, self.host, self.port, timeout=int(self.timeout * 1000),
-                                ssl_context=self.tls)
+                                ssl_context=self.tls, **_sasl_factories(self.host) if self.kerberos else {})
             except Exception as e:  # noqa: BLE001 - thriftpy2 raises transport errors of its own
                 raise MetastoreUnavailable(f"{self.uri}: connect: {type(e).__name__}: {error_text(e)}"
                                            f"{_tls_failure(e)}") from None

@@ -1,0 +1,132 @@
+"""The client side of Thrift's SASL transport with GSSAPI (Kerberos), for thriftpy2: what MetastoreClient uses
+when the metastore wants Kerberos (hive.metastore.sasl.enabled). The ticket comes from the default credential
+cache (kinit; KRB5CCNAME); the service principal is `<service>/<host>` in the host's realm (krb5.conf).
+
+Negotiation frames are `[status][4-byte length][payload]` (START with the mechanism name, then OK/COMPLETE;
+BAD/ERROR end it), then data frames `[4-byte length][payload]`; RFC 4752's security layer: the client takes
+the first of authentication / integrity / privacy the server offers, in the order of `prefer`.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+START, OK, BAD, ERROR, COMPLETE = 1, 2, 3, 4, 5
+MAX_NEGOTIATION = 1 << 20
+MAX_FRAME = 1 << 30
+LAYER_NONE, LAYER_INTEGRITY, LAYER_PRIVACY = 1, 2, 4
+
+
+class SaslError(Exception):
+    pass
+
+
+class GssapiTransport:
+    """A thriftpy2 transport (is_open/open/close/read/write/flush) over `sock` (a thriftpy2 TSocket)."""
+
+    def __init__(self, sock: Any, host: str, service: str = "hive",
+                 prefer: tuple[int, ...] = (LAYER_NONE, LAYER_INTEGRITY, LAYER_PRIVACY)) -> None:
+        self.sock, self.host, self.service, self.prefer = sock, host, service, prefer
+        self._wbuf: list[bytes] = []
+        self._rbuf = b""
+        self._ctx: Any = None
+        self.layer = 0
+
+    def is_open(self) -> bool:
+        return bool(self.sock.is_open())
+
+    def _exact(self, n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            b = self.sock.read(n - len(out))
+            if not b:
+                raise SaslError("the server closed the connection")
+            out += b
+        return out
+
+    def _send(self, status: int, payload: bytes) -> None:
+        self.sock.write(bytes([status]) + struct.pack("!i", len(payload)) + payload)
+        self.sock.flush()
+
+    def _recv(self) -> tuple[int, bytes]:
+        head = self._exact(5)
+        status, (size,) = head[0], struct.unpack("!i", head[1:])
+        if size < 0 or size > MAX_NEGOTIATION:
+            raise SaslError(f"SASL negotiation frame of {size} bytes")
+        payload = self._exact(size) if size else b""
+        if status in (BAD, ERROR):
+            raise SaslError(f"the metastore refused the SASL negotiation: {payload[:300].decode(errors='replace')}")
+        if status not in (OK, COMPLETE):
+            raise SaslError(f"unexpected SASL status {status}")
+        return status, payload
+
+    def open(self) -> None:
+        import gssapi
+
+        if not self.sock.is_open():
+            self.sock.open()
+        name = gssapi.Name(f"{self.service}@{self.host}", gssapi.NameType.hostbased_service)
+        ctx = gssapi.SecurityContext(name=name, usage="initiate", mech=gssapi.MechType.kerberos,
+                                     flags=gssapi.RequirementFlag.mutual_authentication
+                                     | gssapi.RequirementFlag.integrity | gssapi.RequirementFlag.confidentiality)
+        try:
+            first = ctx.step()
+        except gssapi.exceptions.GSSError as e:
+            raise SaslError(f"Kerberos: {' '.join(str(e).split())[:300]}") from None
+        self._send(START, b"GSSAPI")
+        self._send(OK, first or b"")
+        for _ in range(16):
+            status, payload = self._recv()
+            if status == COMPLETE and self.layer:
+                self._ctx = ctx
+                return
+            if not ctx.complete:
+                out = ctx.step(payload)
+                self._send(OK, out or b"")
+                continue
+            if not payload:
+                raise SaslError("the metastore ended the SASL negotiation early")
+            offer = ctx.unwrap(payload).message
+            if len(offer) != 4:
+                raise SaslError("malformed SASL security layer offer")
+            offered = offer[0]
+            layer = next((x for x in self.prefer if x & offered), 0)
+            if not layer:
+                raise SaslError("the metastore offers no security layer this client accepts")
+            self.layer = layer
+            self._send(OK, ctx.wrap(struct.pack("!I", (layer << 24) | 0xFFFFFF), False).message)
+        raise SaslError("SASL negotiation did not complete")
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def read(self, sz: int) -> bytes:
+        if not self._rbuf:
+            (size,) = struct.unpack("!i", self._exact(4))
+            if size <= 0 or size > MAX_FRAME:
+                raise SaslError(f"frame of {size} bytes")
+            data = self._exact(size)
+            if self.layer != LAYER_NONE:
+                data = bytes(self._ctx.unwrap(data).message)
+            self._rbuf = data
+        out, self._rbuf = self._rbuf[:sz], self._rbuf[sz:]
+        return out
+
+    def write(self, buf: bytes) -> None:
+        self._wbuf.append(bytes(buf))
+
+    def flush(self) -> None:
+        data, self._wbuf = b"".join(self._wbuf), []
+        if self.layer != LAYER_NONE:
+            data = bytes(self._ctx.wrap(data, self.layer == LAYER_PRIVACY).message)
+        self.sock.write(struct.pack("!i", len(data)) + data)
+        self.sock.flush()
+
+
+class GssapiTransportFactory:
+    def __init__(self, host: str, service: str = "hive") -> None:
+        self.host, self.service = host, service
+
+    def get_transport(self, sock: Any) -> GssapiTransport:
+        return GssapiTransport(sock, self.host, self.service)
