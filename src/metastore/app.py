@@ -180,9 +180,9 @@ def security_summary(settings: Settings) -> str:
     thrift = "Kerberos (SASL)" if s.sasl else "none (set_ugi names are believed)"
     if s.use_ssl:
         thrift += " over TLS"
-    rest = s.rest_auth if s.rest else "off"
+    rest = f", REST {s.rest_auth}" if s.rest else ""
     where = " (bound to loopback: only this host can connect)" if _loopback(s.host) else ""
-    return f"authentication: Thrift {thrift}, REST {rest}{where}; authorization: {s.authorization}"
+    return f"authentication: Thrift {thrift}{rest}{where}; authorization: {s.authorization}"
 
 
 @dataclass
