@@ -208,14 +208,20 @@ def test_thrift_clients_over_tls(tls_server: Server, certs: Certs) -> None:
     with MetastoreClient(f"thrift://localhost:{tls_server.port}", timeout=10, tls=certs.context()) as ms:
         ms.create_database(hms.Database(name="tls_db", description="over TLS", parameters={}))
         assert ms.get_database("tls_db").description == "over TLS"
-    # ... with the context a serving process gives its own clients (the scheduler's): its own certificate trusted
+    # ... with the context a serving process gives its own clients (the scheduler's): its own certificate pinned,
+    # so that it reaches itself at the address it listens on, 0.0.0.0 included; another certificate is refused
     from metastore.config import Settings
     from metastore.server.tls import client_context
-    own = client_context(Settings(use_ssl=True, ssl_keystore=str(certs.keystore), ssl_keystore_password=PASSWORD))
-    with MetastoreClient(tls_server.uri, timeout=10, tls=own) as ms:
-        assert ms.get_database("tls_db").name == "tls_db"
-    # ... and refused, as any failed connect, when plain or trusting another CA
     from metastore.thrift.client import MetastoreUnavailable
+
+    def own(keystore: Path) -> ssl.SSLContext:
+        return client_context(Settings(use_ssl=True, ssl_keystore=str(keystore), ssl_keystore_password=PASSWORD))
+    for uri in (tls_server.uri, f"thrift://0.0.0.0:{tls_server.port}"):
+        with MetastoreClient(uri, timeout=10, tls=own(certs.keystore)) as ms:
+            assert ms.get_database("tls_db").name == "tls_db"
+    with pytest.raises(MetastoreUnavailable, match="CERTIFICATE_VERIFY_FAILED"):
+        MetastoreClient(tls_server.uri, timeout=5, tls=own(certs.other_keystore)).get_all_databases()
+    # ... and refused, as any failed connect, when plain or trusting another CA
     for tls in (False, certs.context(certs.other_ca)):
         with pytest.raises(MetastoreUnavailable):
             MetastoreClient(tls_server.uri, timeout=5, tls=tls).get_all_databases()

@@ -10,7 +10,7 @@ Key material, as Hive names it (README "TLS"):
   with the keytool command that converts it: their key protection is Sun's own scheme, and the PyPI parsers of
   it are unmaintained;
 - `ssl_truststore` (+ password): what a client trusts: a PEM file of certificates, or a PKCS12 truststore; none
-  set: the system's CAs, and, in a process that serves TLS itself, its own certificate.
+  set: in a process that serves TLS itself, its own certificate (pinned), else the system's CAs.
 
 Every failure to build a context (a file missing or unreadable, a wrong password, a keystore without a private
 key or certificate, a key that does not match its certificate) is a SettingsError naming the setting and what is
@@ -62,9 +62,13 @@ def server_context(settings: Settings) -> ssl.SSLContext:
 
 
 def client_context(settings: Settings) -> ssl.SSLContext:
-    """What a client of a TLS metastore trusts: the truststore, or the system's CAs (and this process's own
-    server certificate, when it has one); the server's name is checked against its certificate unless
-    ssl_check_hostname is off (Hive's own Java client does not check it)."""
+    """What a client of a TLS metastore trusts, and how it checks the server:
+    - the truststore when one is set, the server's name checked against its certificate unless
+      ssl_check_hostname is off (Hive's own Java client does not check it);
+    - else, in a process with its own server certificate (`serve`, whose scheduler calls the server itself, at
+      the address it listens on, 0.0.0.0 included): exactly that certificate, pinned (the server must present
+      it; no name to check, no CA trusted);
+    - else the system's CAs, names checked as above."""
     s = settings
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -73,11 +77,13 @@ def client_context(settings: Settings) -> ssl.SSLContext:
         for pem in _truststore(s.ssl_truststore, s.ssl_truststore_password):
             ctx.load_verify_locations(cadata=pem)
         return ctx
-    ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
     own = _own_certificate(s)
     if own:
+        ctx.check_hostname = False
         ctx.load_verify_locations(cadata=own)
-        ctx.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN  # the leaf itself is trusted, whoever signed it
+        ctx.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN  # the leaf itself is the trust anchor
+        return ctx
+    ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
     return ctx
 
 
@@ -189,8 +195,8 @@ def _truststore(path: str, password: str) -> list[str]:
 
 
 def _own_certificate(settings: Settings) -> str:
-    """This process's own server certificate (PEM), when the settings give one, so that the server's own
-    clients (the scheduler's replication policies) reach it without a truststore; "" when there is none."""
+    """This process's own server certificate (PEM, the leaf), when the settings give one, so that the server's
+    own clients (the scheduler's replication policies) reach it without a truststore; "" when there is none."""
     s = settings
     try:
         if s.ssl_cert:
