@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, free_port, host_facts, log, stop_process, utc_now, write_results  # noqa: E402
+from common import ROOT, free_port, host_facts, load_average, log, stop_process, utc_now, write_results  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -56,9 +56,11 @@ def _worker(port: int, mode: str, warmup_s: float, windows: int, window_s: float
             idx: int) -> None:
     try:
         c, trans, setup = _client(port, mode)
+        total = 1
         end = time.perf_counter() + warmup_s
         while time.perf_counter() < end:
             c.get_table("kbench", "t")
+            total += 1
         for w in range(windows):
             barrier.wait(timeout=300)
             n, t0 = 0, time.perf_counter()
@@ -69,8 +71,10 @@ def _worker(port: int, mode: str, warmup_s: float, windows: int, window_s: float
                 e = time.perf_counter()
                 if e >= end:
                     break
+            total += n
             results.put(("ok", idx, w, n / (e - t0), setup))
         trans.close()
+        results.put(("done", idx, -1, float(total), 0.0))
     except BaseException as e:  # noqa: BLE001
         results.put(("error", idx, -1, 0.0, f"{type(e).__name__}: {e}"))
         try:
@@ -79,8 +83,28 @@ def _worker(port: int, mode: str, warmup_s: float, windows: int, window_s: float
             pass
 
 
-def measure(port: int, mode: str, clients: int, args: argparse.Namespace) -> dict[str, Any]:
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children still running (a server's workers)."""
+    pids, total = [pid], 0.0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                pids += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def measure(port: int, mode: str, clients: int, args: argparse.Namespace, server_pid: int) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
+    cpu0 = _cpu_s(server_pid)
     barrier, results = ctx.Barrier(clients), ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(port, mode, args.warmup, args.windows, args.window, barrier, results,
                                                i), daemon=True) for i in range(clients)]
@@ -88,25 +112,31 @@ def measure(port: int, mode: str, clients: int, args: argparse.Namespace) -> dic
         p.start()
     per_window: dict[int, float] = {}
     setups: list[float] = []
-    for _ in range(clients * args.windows):
+    calls = 0.0
+    for _ in range(clients * (args.windows + 1)):
         kind, idx, w, rate, extra = results.get(timeout=600)
         if kind == "error":
             raise RuntimeError(f"client {idx} ({mode}): {extra}")
+        if kind == "done":
+            calls += rate
+            continue
         per_window[w] = per_window.get(w, 0.0) + rate
         if w == 0:
             setups.append(float(extra))
     for p in procs:
         p.join(30)
+    cpu = _cpu_s(server_pid) - cpu0
     rates = [per_window[w] for w in sorted(per_window)]
     return {"calls_per_s": statistics.median(rates), "windows": rates,
-            "connect_ms_median": statistics.median(setups) * 1000}
+            "connect_ms_median": statistics.median(setups) * 1000, "server_cpu_us_per_call": cpu / calls * 1e6}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clients", default="1,4")
     ap.add_argument("--window", type=float, default=2.0)
-    ap.add_argument("--windows", type=int, default=3)
+    ap.add_argument("--windows", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=float, default=1.0)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
@@ -162,15 +192,28 @@ def main(argv: list[str] | None = None) -> int:
                                                   serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive."
                                                                       "serde2.lazy.LazySimpleSerDe"))))
         trans.close()
-        results: dict[str, dict[str, Any]] = {}
-        for n in [int(x) for x in args.clients.split(",")]:
-            for name, transport in (("plain", "plain"), ("plain", "framed"), ("kerberos", "sasl"),
-                                    ("kerberos-privacy", "sasl")):
-                key = f"{name}/{transport}/{n}"
-                log(f"{key}: measuring")
-                results[key] = measure(servers[name][1], transport, n, args)
-                log(f"{key}: {results[key]['calls_per_s']:,.0f} calls/s, connect "
-                    f"{results[key]['connect_ms_median']:.2f} ms")
+        # rounds: each configuration measured once per round, in turn, so that a change of the host's load
+        # (a shared machine) falls on all of them alike; each figure is the median over the rounds
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for r in range(args.rounds):
+            for n in [int(x) for x in args.clients.split(",")]:
+                for name, transport in (("plain", "plain"), ("plain", "framed"), ("kerberos", "sasl"),
+                                        ("kerberos-privacy", "sasl")):
+                    key = f"{name}/{transport}/{n}"
+                    got = measure(servers[name][1], transport, n, args, servers[name][0].pid)
+                    runs.setdefault(key, []).append(got)
+                    log(f"round {r + 1} {key}: {got['calls_per_s']:,.0f} calls/s, connect "
+                        f"{got['connect_ms_median']:.2f} ms, server CPU {got['server_cpu_us_per_call']:.0f} us/call")
+        results: dict[str, dict[str, Any]] = {
+            key: {"calls_per_s": statistics.median(g["calls_per_s"] for g in got),
+                  "connect_ms_median": statistics.median(g["connect_ms_median"] for g in got),
+                  "server_cpu_us_per_call": statistics.median(g["server_cpu_us_per_call"] for g in got),
+                  "rounds": [g["calls_per_s"] for g in got]} for key, got in runs.items()}
+        # the ratio of each round (same load), then their median
+        for key, r in results.items():
+            n = key.rsplit("/", 1)[1]
+            r["ratio_plain_median"] = statistics.median(
+                a / b for a, b in zip(r["rounds"], results[f"plain/plain/{n}"]["rounds"]))
     finally:
         for proc, _ in servers.values():
             stop_process(proc)
@@ -179,15 +222,18 @@ def main(argv: list[str] | None = None) -> int:
              f"{utc_now()}, {host_facts()['cpus']} CPUs, Python {host_facts()['python']}; "
              f"`python bench/kerberos_calls.py {' '.join(argv or sys.argv[1:])}`; one SQLite "
              f"store, `--workers {args.workers}`, one connection per client process (the Kerberos handshake once); "
-             f"median of {args.windows} windows of {args.window:g} s.", "",
-             "| clients | server | client transport | get_table calls/s | connect + first call (ms) | "
-             "vs plain framed | vs plain buffered |", "|---:|---|---|---:|---:|---:|---:|"]
+             f"{args.rounds} rounds, each configuration in turn, {args.windows} window(s) of {args.window:g} s each; "
+             f"medians over the rounds; load average at the end {load_average()} (a shared host).", "",
+             "| clients | server | client transport | get_table calls/s | server CPU per call (µs) | "
+             "connect + first call (ms) | "
+             "vs plain framed | vs plain buffered (median of the rounds' ratios) |",
+             "|---:|---|---|---:|---:|---:|---:|---:|"]
     for key, r in results.items():
         name, transport, n = key.split("/")
         framed = results[f"plain/framed/{n}"]["calls_per_s"]
-        buffered = results[f"plain/plain/{n}"]["calls_per_s"]
-        lines.append(f"| {n} | {name} | {transport} | {r['calls_per_s']:,.0f} | {r['connect_ms_median']:.2f} | "
-                     f"{r['calls_per_s'] / framed:.2f} | {r['calls_per_s'] / buffered:.2f} |")
+        lines.append(f"| {n} | {name} | {transport} | {r['calls_per_s']:,.0f} | {r['server_cpu_us_per_call']:.0f} | "
+                     f"{r['connect_ms_median']:.2f} | "
+                     f"{r['calls_per_s'] / framed:.2f} | {r['ratio_plain_median']:.2f} |")
     md = "\n".join(lines) + "\n"
     print(md)
     write_results(Path(args.out), "kerberos.json", {"results": results, "args": vars(args)}, "kerberos.md", md)
