@@ -315,16 +315,23 @@ def test_pem_files_and_hive_keys(db: Database, certs: Certs, tmp_path: Path) -> 
         srv.stop()
 
 
-def test_a_keystore_made_by_keytool(db: Database, tmp_path: Path) -> None:
-    """Java 17's keytool: an RSA key pair in its default PKCS12 keystore (PBES2, AES-256, HmacSHA256)."""
+@pytest.mark.parametrize("storetype", ["pkcs12", "jks"])
+def test_keystores_made_by_keytool(db: Database, tmp_path: Path, storetype: str) -> None:
+    """Java 17's keytool: an RSA key pair in its default PKCS12 keystore (PBES2, AES-256, HmacSHA256), or in a
+    JKS one (Sun's key protection); the clients of this package trust a truststore of the same type."""
+    from metastore.config import Settings
+    from metastore.server.tls import client_context
+    from metastore.thrift.client import MetastoreClient
+
     if shutil.which("keytool") is None:
         pytest.skip("needs Java's keytool")
-    store, cert = tmp_path / "hms.p12", tmp_path / "hms.pem"
-    subprocess.run(["keytool", "-genkeypair", "-alias", "hms", "-keyalg", "RSA", "-keysize", "2048", "-dname",
-                    "CN=localhost", "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2", "-keystore", str(store),
-                    "-storepass", PASSWORD, "-noprompt"], check=True, capture_output=True)
-    subprocess.run(["keytool", "-exportcert", "-rfc", "-alias", "hms", "-keystore", str(store), "-storepass",
-                    PASSWORD, "-file", str(cert)], check=True, capture_output=True)
+    store, cert, trust = tmp_path / f"hms.{storetype}", tmp_path / "hms.pem", tmp_path / f"trust.{storetype}"
+    for cmd in (["-genkeypair", "-alias", "hms", "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=localhost",
+                 "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2", "-keystore", str(store)],
+                ["-exportcert", "-rfc", "-alias", "hms", "-keystore", str(store), "-file", str(cert)],
+                ["-importcert", "-alias", "hms", "-file", str(cert), "-keystore", str(trust)]):
+        subprocess.run(["keytool", *cmd, "-storetype", storetype, "-storepass", PASSWORD, "-noprompt"], check=True,
+                       capture_output=True)
     srv = Server(db, tmp_path, "--no-rest", env=_tls_env(store)).start()
     try:
         c = TlsClient(srv.port, ssl.create_default_context(cafile=str(cert)))
@@ -332,6 +339,9 @@ def test_a_keystore_made_by_keytool(db: Database, tmp_path: Path) -> None:
             assert c.api.get_database("default").name == "default"
         finally:
             c.close()
+        context = client_context(Settings(use_ssl=True, ssl_truststore=str(trust), ssl_truststore_password=PASSWORD))
+        with MetastoreClient(srv.uri, timeout=10, tls=context) as ms:
+            assert ms.get_database("default").name == "default"
     finally:
         srv.stop()
 
@@ -463,11 +473,14 @@ def test_misconfigured_tls_stops_serve(db: Database, certs: Certs, tmp_path: Pat
     if os.geteuid() != 0:
         cases.append((_tls_env(unreadable), "cannot read it: Permission denied"))
     if shutil.which("keytool"):
-        jks = tmp_path / "server.jks"
-        subprocess.run(["keytool", "-importkeystore", "-srckeystore", str(certs.keystore), "-srcstoretype",
-                        "pkcs12", "-srcstorepass", PASSWORD, "-destkeystore", str(jks), "-deststoretype", "jks",
-                        "-deststorepass", PASSWORD, "-noprompt"], check=True, capture_output=True)
-        cases.append((_tls_env(jks), "a JKS keystore, which is not supported: convert it to PKCS12"))
+        for kind in ("jks", "jceks"):
+            subprocess.run(["keytool", "-importkeystore", "-srckeystore", str(certs.keystore), "-srcstoretype",
+                            "pkcs12", "-srcstorepass", PASSWORD, "-destkeystore", str(tmp_path / f"server.{kind}"),
+                            "-deststoretype", kind, "-deststorepass", PASSWORD, "-noprompt"], check=True,
+                           capture_output=True)
+        cases += [(_tls_env(tmp_path / "server.jceks"), "a JCEKS keystore, which is not supported: convert it"),
+                  (_tls_env(tmp_path / "server.jks", METASTORE_SSL_KEYSTORE_PASSWORD="not-the-password"),
+                   "not a JKS keystore, or hive.metastore.keystore.password is wrong")]
     for env, expected in cases:
         out = _serve_fails(db, tmp_path, env)
         assert expected in out, (env, out)
