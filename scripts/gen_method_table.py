@@ -183,10 +183,10 @@ def render(data: dict[str, Any], rows: list[Row]) -> str:
         "some requests** (with the error); **refused** (every call gets the error shown); **UNKNOWN_METHOD** (not",
         "in our IDL: the Thrift processor answers TApplicationException UNKNOWN_METHOD).",
         "",
-        f"Methods: {len(hive)} ThriftHiveMetastore methods "
+        f"Methods: {len(hive)} ThriftHiveMetastore methods ("
         + ", ".join(f"{sum(1 for r in hive if r.versions[i])} in Hive {v}" for i, v in enumerate(VERSIONS))
-        + f", {sum(1 for r in hive if r.in_idl)} in our IDL; "
-        + ", ".join(f"{n} {k}" for k, n in sorted(count.items())) + " (fb303 included).",
+        + f"), {sum(1 for r in hive if r.in_idl)} of them in our IDL. Status, fb303's methods included: "
+        + "; ".join(f"{k} {n}" for k, n in sorted(count.items())) + ".",
         "",
         "Callers (columns of the table; the sources read are in `docs/thrift-callers.toml`):",
         "",
