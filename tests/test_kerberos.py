@@ -204,6 +204,32 @@ def test_plain_client_is_refused(kserver: Server) -> None:
     assert kserver.alive()
 
 
+def test_negotiation_is_bounded(kdc: KDC, sqlite_db: Database, tmp_path: Path) -> None:
+    srv = start_server(kdc, sqlite_db, tmp_path / "bounded", METASTORE_READ_TIMEOUT="2")
+    try:
+        # a negotiation frame larger than the bound: refused before its payload is read
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+            s.sendall(b"\x01" + struct.pack("!i", 64 * 1024 * 1024))
+            head = _read_exact(s, 5)
+            assert head[0] == 3
+            assert b"limit" in _read_exact(s, struct.unpack("!i", head[1:])[0])
+            assert _closed(s)
+        # an unknown mechanism
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+            s.sendall(b"\x01" + struct.pack("!i", 5) + b"PLAIN" + b"\x02" + struct.pack("!i", 0))
+            head = _read_exact(s, 5)
+            assert head[0] == 3
+            assert b"unsupported SASL mechanism" in _read_exact(s, struct.unpack("!i", head[1:])[0])
+            assert _closed(s)
+        # a client that starts and then says nothing more: closed within read_timeout of the accept
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
+            s.sendall(b"\x01" + struct.pack("!i", 6) + b"GSSAPI")
+            assert _closed(s)
+        assert srv.alive()
+    finally:
+        srv.stop()
+
+
 def test_integrity_and_privacy_layers(kdc: KDC, sqlite_db: Database, as_user, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     as_user("bob")
     for protection in ("privacy", "integrity"):
