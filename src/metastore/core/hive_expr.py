@@ -53,8 +53,9 @@ What is understood
 
     Comparisons keep the meaning the store gives the same string filter (``store.filter_sql``), which follows
     Hive's own server: a string column against a string compares strings; an integral column against an integer
-    compares numbers; a date column against a date compares the ISO form ``yyyy-mm-dd`` as a string, which is
-    date order for the canonical values Hive writes. Everything else -- another function (``upper``,
+    compares numbers; a date column against a date (or, in a comparison or BETWEEN, against a string that is a
+    ``yyyy-mm-dd`` date, which Hive converts to a date there) compares the ISO form as a string, which is date
+    order for the canonical values Hive writes. Everything else -- another function (``upper``,
     ``concat``...), a cast that changes values, char, decimal, double, timestamp or boolean types, a column
     compared with a column or with a constant of another type family (Hive would convert both to double), a
     constant-only expression, a null constant -- raises ``HiveExprError``.
@@ -569,7 +570,8 @@ class _Meaning:
             if invert.family != "boolean" or not isinstance(invert.value, bool):
                 raise self.fail("BETWEEN without its invert flag")
             col = self.column(kids[1])
-            return Between(col.key, self.literal(col, kids[2]), self.literal(col, kids[3]), invert.value)
+            return Between(col.key, self.literal(col, kids[2], True), self.literal(col, kids[3], True),
+                           invert.value)
         if name == _UDF_LIKE:
             self.arity(kids, 2, "LIKE")
             col = self.column(kids[0])
@@ -590,7 +592,7 @@ class _Meaning:
         if self.is_constant(left) and not self.is_constant(right):
             left, right, op = right, left, _FLIPPED[op]
         col = self.column(left)
-        return Compare(col.key, op, self.literal(col, right))
+        return Compare(col.key, op, self.literal(col, right, True))
 
     @staticmethod
     def is_constant(obj: Any) -> bool:
@@ -651,8 +653,15 @@ class _Meaning:
             return _Const(value, family)
         raise self.fail(f"a constant of type {_short(type_name)}")
 
-    def literal(self, col: _Column, obj: Any) -> LiteralValue:
+    def literal(self, col: _Column, obj: Any, compare: bool = False) -> LiteralValue:
+        """The constant a column is compared with. ``compare``: in a comparison (or BETWEEN), where Hive 2.3
+        compares a date column with a string as dates (``FunctionRegistry.getCommonClassForComparison``: the date
+        group wins over the string group); a string that is a canonical ISO date means that date there."""
         const = self.constant(obj)
+        if compare and col.family == "date" and const.family == "string" and isinstance(const.value, str):
+            if not _is_iso_date(const.value):
+                raise self.fail("a date column compared with a string that is not a yyyy-mm-dd date")
+            return const.value
         if const.family != col.family:
             raise self.fail(f"a {col.family} column compared with a {const.family} constant")
         assert const.value is not None and not isinstance(const.value, bool)
@@ -661,6 +670,18 @@ class _Meaning:
 
 _FIRST_DAY = (datetime.date(1583, 1, 1) - datetime.date(1970, 1, 1)).days
 _LAST_DAY = (datetime.date(9999, 12, 31) - datetime.date(1970, 1, 1)).days
+
+
+def _is_iso_date(text: str) -> bool:
+    """Whether ``text`` is a date as ``yyyy-mm-dd``, years 1583 to 9999 (then string order is date order)."""
+    if len(text) != 10 or text[4] != "-" or text[7] != "-" or not (text[:4] + text[5:7] + text[8:]).isdigit():
+        return False
+    if not text.isascii():
+        return False
+    try:
+        return datetime.date.fromisoformat(text).year >= 1583
+    except ValueError:
+        return False
 
 
 def _date_of(millis: int) -> str:
