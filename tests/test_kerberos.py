@@ -331,6 +331,28 @@ def test_delegation_tokens(kdc: KDC, kserver: Server, sqlite_db: Database, as_us
         other.stop()
 
 
+def test_live_tokens_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from metastore.catalog import tokens as T
+    from metastore.core import identity
+    from metastore.core.errors import MetaError
+    from metastore.store import migrate
+    from metastore.store.engine import create_engine
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'tokens.db'}")
+    migrate.upgrade(engine, only_if_empty=True)
+    tokens = T.DelegationTokens(T.TokenStore(engine))
+    monkeypatch.setattr(T, "MAX_LIVE_TOKENS", 3)
+    alice = identity.Principal("alice", method=identity.KERBEROS, full_name=f"alice@{REALM}")
+    with identity.acting_as(alice):
+        issued = [tokens.get(f"alice@{REALM}", "alice") for _ in range(3)]
+        with pytest.raises(MetaError, match="too many live delegation tokens"):
+            tokens.get(f"alice@{REALM}", "alice")
+        tokens.cancel(issued[0])
+        tokens.get(f"alice@{REALM}", "alice")  # room again
+    assert tokens.store.token_count() == 3
+    engine.dispose()
+
+
 # ---- auth_to_local ---------------------------------------------------------------------------------------
 
 def test_auth_to_local_rules() -> None:

@@ -37,6 +37,7 @@ MAX_LIFETIME_MS = 7 * 86_400_000  # hive.cluster.delegation.token.max-lifetime: 
 KEY_UPDATE_MS = 86_400_000  # hive.cluster.delegation.key.update-interval: a new master key every day
 MAX_NAME = 256  # characters of an owner or renewer name
 MAX_TOKEN_TEXT = 4096  # characters of a token string a client sends
+MAX_LIVE_TOKENS = 100_000  # tokens the store holds at once (expired ones are removed before a new one is issued)
 
 
 # ---- Hadoop's Writable encodings --------------------------------------------------------------------------
@@ -230,6 +231,8 @@ class DelegationTokens:
                                "for another user (impersonation is not supported)")
         now = _now_ms()
         self.store.remove_tokens_expired(now)
+        if self.store.token_count() >= MAX_LIVE_TOKENS:
+            raise MetaError(f"too many live delegation tokens (at most {MAX_LIVE_TOKENS}): cancel unused ones")
         key_id, key = self._current_key(now)
         for _ in range(3):
             ident = Identifier(caller.full_name or caller.name, _short(renewer or ""), "", now,
