@@ -180,6 +180,13 @@ def test_like_means_what_hive_matches(cases: dict[str, bytes], name: str) -> Non
     assert [(value, match(value)) for value, _ in LIKE_SAMPLES[name]] == LIKE_SAMPLES[name]
 
 
+def test_column_types(cases: dict[str, bytes]) -> None:
+    """read() also gives the type the client gave each column, for the caller to check against the table."""
+    assert hive_expr.read(cases["drop_spec"]).columns == {"ds": "string", "hr": "int", "region": "string"}
+    assert hive_expr.read(cases["eq_varchar"]).columns == {"vc": "varchar(10)"}
+    assert hive_expr.read(cases["date_col_string_const"]).columns == {"d": "date"}
+
+
 def test_default_partition_name_is_the_clients(cases: dict[str, bytes]) -> None:
     assert decode(cases["is_null"], default_partition_name="__DEF__") == Compare("ds", "=", "__DEF__")
 

@@ -96,7 +96,7 @@ from typing import Any
 
 from .filters import And, Between, Compare, In, Like, LiteralValue, Node, Not, Or, current_limits
 
-__all__ = ["DEFAULT_PARTITION_NAME", "ExprLimits", "HiveExprError", "decode"]
+__all__ = ["DEFAULT_PARTITION_NAME", "ExprLimits", "HiveExpr", "HiveExprError", "decode", "read"]
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 
@@ -505,10 +505,21 @@ class _Const:
     family: str
 
 
+@dataclass(frozen=True)
+class HiveExpr:
+    """An expression read: its filter, and the Hive type the client gave each partition column it names
+    (lower-case name -> type name, e.g. ``int``, ``varchar(10)``), for the caller to check against the table's
+    keys: the filter has the meaning above only when the families (string, integral, date) agree."""
+
+    filter: Node
+    columns: dict[str, str]
+
+
 class _Meaning:
     def __init__(self, default_partition_name: str, max_in_list: int) -> None:
         self.default_partition_name = default_partition_name
         self.max_in_list = max_in_list
+        self.columns: dict[str, str] = {}
 
     @staticmethod
     def fail(what: str) -> HiveExprError:
@@ -519,6 +530,11 @@ class _Meaning:
         if not isinstance(info, _Obj) or not isinstance(info.fields.get("typeName"), str):
             raise self.fail("a node without a type")
         name: str = info.fields["typeName"]
+        f = info.fields
+        if isinstance(f.get("length"), int):  # varchar, char: the length is kept apart from the name
+            return f"{name}({f['length']})"
+        if isinstance(f.get("precision"), int) and isinstance(f.get("scale"), int):
+            return f"{name}({f['precision']},{f['scale']})"
         return name
 
     def udf_name(self, udf: Any) -> str:
@@ -604,9 +620,12 @@ class _Meaning:
             key = obj.fields.get("column")
             if not isinstance(key, str) or not key:
                 raise self.fail("a column without a name")
-            family = _family(self.type_name(obj))
+            type_name = self.type_name(obj)
+            family = _family(type_name)
             if family not in ("string", "integral", "date"):
-                raise self.fail(f"a column of type {_short(self.type_name(obj))}")
+                raise self.fail(f"a column of type {_short(type_name)}")
+            if self.columns.setdefault(key.lower(), type_name) != type_name:
+                raise self.fail(f"column {_short(key)} with two types")
             return _Column(key.lower(), family)
         if isinstance(obj, _Obj) and obj.cls == _EXPR_FUNC:
             name = self.udf_name(obj.fields.get("genericUDF"))
@@ -745,6 +764,12 @@ def decode(data: bytes, default_partition_name: str = DEFAULT_PARTITION_NAME,
            limits: ExprLimits | None = None) -> Node:
     """The partition filter a Hive 2.3 client's serialized expression means; ``HiveExprError`` when it cannot be
     read or has no exact translation (the caller then answers as the module's docstring says)."""
+    return read(data, default_partition_name, limits).filter
+
+
+def read(data: bytes, default_partition_name: str = DEFAULT_PARTITION_NAME,
+         limits: ExprLimits | None = None) -> HiveExpr:
+    """``decode``, with the types the client gave the partition columns."""
     limits = limits or _LIMITS
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise HiveExprError("Cannot read the serialized expression: no bytes")
@@ -755,7 +780,9 @@ def decode(data: bytes, default_partition_name: str = DEFAULT_PARTITION_NAME,
         raise HiveExprError("Cannot read the serialized expression: it is empty")
     try:
         root = _read(bytes(data), limits, old_text=False)
-        return _Meaning(default_partition_name, current_limits().max_in_list).node(root)
+        meaning = _Meaning(default_partition_name, current_limits().max_in_list)
+        node = meaning.node(root)
+        return HiveExpr(node, meaning.columns)
     except HiveExprError:
         raise
     except RecursionError:
