@@ -30,6 +30,12 @@ JVM_FLAGS = ["-XX:+UnlockDiagnosticVMOptions", "-XX:-BytecodeVerificationRemote"
                for p in ("java.lang", "java.lang.reflect", "java.util", "java.net", "java.io", "java.nio"))]
 D = "__HIVE_DEFAULT_PARTITION__"
 
+
+def _dated(node: Compare | Between) -> And:
+    """A comparison of a date column: the default partition (a NULL date to Hive) is excluded."""
+    return And((node, Compare(node.key, "!=", D)))
+
+
 # name -> the filter the case means; None: refused (no exact translation).
 EXPECTED: dict[str, Node | None] = {
     "eq_string": Compare("ds", "=", "2024-01-01"),
@@ -45,16 +51,17 @@ EXPECTED: dict[str, Node | None] = {
     "eq_smallint": Compare("sm", "=", 12),
     "eq_tinyint": Compare("ti", "=", -3),
     "bigint_col_int_const": Compare("big", "<", 100),
-    "eq_date": Compare("d", "=", "2024-03-05"),
-    "ge_date": Compare("d", ">=", "1999-12-31"),
-    "date_tokyo": Compare("d", "=", "2024-03-05"),
-    "date_kolkata": Compare("d", "=", "2024-03-05"),
-    "date_los_angeles": Compare("d", "=", "2024-03-05"),
-    "date_auckland_winter": Compare("d", "=", "2024-07-01"),
+    "eq_date": _dated(Compare("d", "=", "2024-03-05")),
+    "ge_date": _dated(Compare("d", ">=", "1999-12-31")),
+    "not_le_date": _dated(Compare("d", ">", "2024-01-01")),
+    "date_tokyo": _dated(Compare("d", "=", "2024-03-05")),
+    "date_kolkata": _dated(Compare("d", "=", "2024-03-05")),
+    "date_los_angeles": _dated(Compare("d", "=", "2024-03-05")),
+    "date_auckland_winter": _dated(Compare("d", "=", "2024-07-01")),
     "refuse_date_kiritimati": None,
-    "date_1583": Compare("d", "=", "1583-01-01"),
-    "date_9999": Compare("d", "=", "9999-12-31"),
-    "date_col_string_const": Compare("d", "=", "2024-03-05"),
+    "date_1583": _dated(Compare("d", "=", "1583-01-01")),
+    "date_9999": _dated(Compare("d", "=", "9999-12-31")),
+    "date_col_string_const": _dated(Compare("d", "=", "2024-03-05")),
     "refuse_date_col_odd_string": None,
     "eq_varchar": Compare("vc", "=", "abc"),
     "eq_unicode": Compare("ds", "=", "d\u00e9j\u00e0 \u4e2d\u6587 \U0001f600"),
@@ -322,8 +329,8 @@ CAPTURED: dict[str, Node | None] = {
     "SELECT * FROM p WHERE hr BETWEEN 1 AND 5": Between("hr", 1, 5),
     "SELECT * FROM p WHERE ds NOT BETWEEN 'a' AND 'b'": Not(Between("ds", "a", "b")),
     "SELECT * FROM p WHERE ds LIKE '2024%'": Like("ds", "2024.*"),
-    "SELECT * FROM p WHERE d = '2024-01-01'": Compare("d", "=", "2024-01-01"),
-    "SELECT * FROM p WHERE d = DATE '2024-01-01'": Compare("d", "=", "2024-01-01"),
+    "SELECT * FROM p WHERE d = '2024-01-01'": _dated(Compare("d", "=", "2024-01-01")),
+    "SELECT * FROM p WHERE d = DATE '2024-01-01'": _dated(Compare("d", "=", "2024-01-01")),
     "SELECT * FROM p WHERE big > 3": Compare("big", ">", 3),
     "SELECT * FROM p WHERE ds = '2024-01-01' AND x = 1": Compare("ds", "=", "2024-01-01"),
     "SELECT * FROM p WHERE ds IS NULL": Compare("ds", "=", D),
@@ -333,14 +340,15 @@ CAPTURED: dict[str, Node | None] = {
     "SELECT * FROM p WHERE ds NOT IN ('a', 'b') AND hr >= 2": And((Not(In("ds", ("a", "b"))),
                                                                     Compare("hr", ">=", 2))),
     "ALTER TABLE p DROP PARTITION (ds='2024-01-01', hr=1, d='2024-01-01', big=5)": And((
-        Compare("ds", "=", "2024-01-01"), Compare("hr", "=", 1), Compare("d", "=", "2024-01-01"),
+        Compare("ds", "=", "2024-01-01"), Compare("hr", "=", 1), _dated(Compare("d", "=", "2024-01-01")),
         Compare("big", "=", 5))),
     "ALTER TABLE p DROP PARTITION (hr < 3)": Compare("hr", "<", 3),
     "ALTER TABLE p DROP PARTITION (ds='__HIVE_DEFAULT_PARTITION__')": Compare("ds", "=", D),
-    "ALTER TABLE p DROP PARTITION (d > '2023-01-01')": Compare("d", ">", "2023-01-01"),
+    "ALTER TABLE p DROP PARTITION (d > '2023-01-01')": _dated(Compare("d", ">", "2023-01-01")),
     "SELECT * FROM p WHERE ds LIKE 'a\\_b%'": Like("ds", "a\\_b.*"),
     "SELECT * FROM p WHERE hr BETWEEN '1' AND '5'": None,  # an int between strings: doubles in Hive
-    "SELECT * FROM p WHERE d BETWEEN '2024-01-01' AND '2024-02-01'": Between("d", "2024-01-01", "2024-02-01"),
+    "SELECT * FROM p WHERE d BETWEEN '2024-01-01' AND '2024-02-01'": _dated(Between("d", "2024-01-01",
+                                                                                    "2024-02-01")),
     "SELECT * FROM p WHERE d IN ('2024-01-01', '2024-01-02')": None,  # IN's common type is not read here
     "SELECT * FROM p WHERE ds = 'a' OR hr = 2": Or((Compare("ds", "=", "a"), Compare("hr", "=", 2))),
     "SELECT * FROM p WHERE ds >= '2024' AND ds < '2025'": And((Compare("ds", ">=", "2024"),
@@ -412,3 +420,43 @@ def test_text_of_older_hadoop(cases: dict[str, bytes], name: str) -> None:
     if name == "not_between_string":
         assert recorder.spans  # the string constants' inspectors hold Text
     assert decode(bytes(old)) == EXPECTED[name]
+
+
+# The decoded filters through the store's SQL translation (SQLite), on partition values, select what Hive selects.
+ROWS = [("2024-01-01", "1", "2024-01-01"), ("2024-05-01", "5", "2024-03-05"), ("a.b*c", "12", "1999-12-31"),
+        ("100%", "3", "2024-03-06"), ("a_b", "-5", "2023-12-31"), (D, D, D)]
+SELECTED = {  # case -> the ds values of the rows Hive's evaluation keeps
+    "eq_string": {"2024-01-01"},
+    "lt_int": {"2024-01-01", "2024-05-01", "100%", "a_b"},  # hr < 10; the default partition is NULL
+    "ge_int": {"2024-01-01", "2024-05-01", "a.b*c", "100%", "a_b"},
+    "in_int": {"2024-01-01", "100%"},
+    "between_int": {"2024-01-01", "2024-05-01", "100%"},
+    "not_between_string": {"a.b*c", "100%", "a_b", D},  # the store does not read the default name as NULL
+    "like_prefix": {"2024-01-01", "2024-05-01"},
+    "like_meta": {"a.b*c"},
+    "like_escape": {"100%"},
+    "eq_date": {"2024-05-01"},
+    "ge_date": {"2024-01-01", "2024-05-01", "a.b*c", "100%", "a_b"},  # not the default partition
+    "not_le_date": {"2024-05-01", "100%"},
+    "date_col_string_const": {"2024-05-01"},
+    "is_null": {D},
+    "drop_default_int": {"2024-01-01", "2024-05-01", "a.b*c", "100%", "a_b"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SELECTED))
+def test_selects_through_the_store_sql(cases: dict[str, bytes], name: str) -> None:
+    import sqlalchemy as sa
+
+    from metastore.store.filter_sql import KeyColumn, to_sql
+
+    meta = sa.MetaData()
+    t = sa.Table("parts", meta, sa.Column("ds", sa.String), sa.Column("hr", sa.String), sa.Column("d", sa.String))
+    engine = sa.create_engine("sqlite://")
+    meta.create_all(engine)
+    columns = {"ds": KeyColumn(t.c.ds), "hr": KeyColumn(t.c.hr, integral=True), "d": KeyColumn(t.c.d)}
+    with engine.begin() as conn:
+        conn.execute(t.insert(), [{"ds": ds, "hr": hr, "d": d} for ds, hr, d in ROWS])
+        where = to_sql(decode(cases[name]), columns)
+        got = {row.ds for row in conn.execute(sa.select(t.c.ds).where(where))}
+    assert got == SELECTED[name]

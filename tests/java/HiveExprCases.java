@@ -129,6 +129,7 @@ public class HiveExprCases {
     m.put("date_9999", eq(col("d", DATE), c(DATE, dateIn("UTC", "9999-12-31"))));
     m.put("date_col_string_const", eq(col("d", DATE), s("2024-03-05")));
     m.put("refuse_date_col_odd_string", eq(col("d", DATE), s("2024-3-5")));
+    m.put("not_le_date", not(fn(new GenericUDFOPEqualOrLessThan(), col("d", DATE), c(DATE, java.sql.Date.valueOf("2024-01-01")))));
     m.put("eq_varchar", eq(col("vc", VC), c(VC, new HiveVarchar("abc", 10))));
     m.put("eq_unicode", eq(ds(), s("d\u00e9j\u00e0 \u4e2d\u6587 \ud83d\ude00")));
     m.put("eq_empty", eq(ds(), s("")));

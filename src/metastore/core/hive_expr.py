@@ -55,7 +55,8 @@ What is understood
     Hive's own server: a string column against a string compares strings; an integral column against an integer
     compares numbers; a date column against a date (or, in a comparison or BETWEEN, against a string that is a
     ``yyyy-mm-dd`` date, which Hive converts to a date there) compares the ISO form as a string, which is date
-    order for the canonical values Hive writes. Everything else -- another function (``upper``,
+    order for the canonical values Hive writes, and excludes the default partition, a NULL date to Hive (so an
+    expression on a date column has its NOTs pushed down to the comparisons first: see ``_guard_dates``). Everything else -- another function (``upper``,
     ``concat``...), a cast that changes values, char, decimal, double, timestamp or boolean types, a column
     compared with a column or with a constant of another type family (Hive would convert both to double), a
     constant-only expression, a null constant -- raises ``HiveExprError``.
@@ -687,6 +688,42 @@ class _Meaning:
         return const.value
 
 
+_NEGATED = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+
+def _positive(node: Node, negate: bool = False) -> Node:
+    """``node`` (negated when ``negate``) with every NOT pushed down to the comparisons, where it flips them:
+    the same result in SQL's three-valued logic, a NULL comparison staying NULL (only NOT LIKE is kept)."""
+    if isinstance(node, Not):
+        return _positive(node.operand, not negate)
+    if isinstance(node, (And, Or)):
+        operands = tuple(_positive(child, negate) for child in node.operands)
+        return (Or if isinstance(node, And) else And)(operands) if negate else type(node)(operands)
+    if not negate:
+        return node
+    if isinstance(node, Compare):
+        return Compare(node.key, _NEGATED[node.op], node.value)
+    if isinstance(node, In):
+        return In(node.key, node.values, not node.negated)
+    if isinstance(node, Between):
+        return Between(node.key, node.low, node.high, not node.negated)
+    return Not(node)
+
+
+def _guard_dates(node: Node, dates: set[str], default_partition_name: str) -> Node:
+    """Comparisons of date columns that also exclude the default partition, which Hive reads as a NULL date
+    (its SQL pushdown casts a date key with ``case when value <> default then ... else null``); the store
+    compares date keys as strings, where the default name would sort after every date. On a tree without NOT
+    above a comparison (``_positive``), FALSE selects what NULL selects."""
+    if isinstance(node, (And, Or)):
+        return type(node)(tuple(_guard_dates(child, dates, default_partition_name) for child in node.operands))
+    if isinstance(node, Not) or node.key not in dates:
+        return node
+    if isinstance(node, Compare) and node.value == default_partition_name:  # IS [NOT] NULL itself
+        return node
+    return And((node, Compare(node.key, "!=", default_partition_name)))
+
+
 _FIRST_DAY = (datetime.date(1583, 1, 1) - datetime.date(1970, 1, 1)).days
 _LAST_DAY = (datetime.date(9999, 12, 31) - datetime.date(1970, 1, 1)).days
 
@@ -782,6 +819,9 @@ def read(data: bytes, default_partition_name: str = DEFAULT_PARTITION_NAME,
         root = _read(bytes(data), limits, old_text=False)
         meaning = _Meaning(default_partition_name, current_limits().max_in_list)
         node = meaning.node(root)
+        dates = {key for key, type_name in meaning.columns.items() if _family(type_name) == "date"}
+        if dates:
+            node = _guard_dates(_positive(node), dates, default_partition_name)
         return HiveExpr(node, meaning.columns)
     except HiveExprError:
         raise
