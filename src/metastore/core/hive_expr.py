@@ -56,10 +56,11 @@ What is understood
     compares numbers; a date column against a date (or, in a comparison or BETWEEN, against a string that is a
     ``yyyy-mm-dd`` date, which Hive converts to a date there) compares the ISO form as a string, which is date
     order for the canonical values Hive writes, and excludes the default partition, a NULL date to Hive (so an
-    expression on a date column has its NOTs pushed down to the comparisons first: see ``_guard_dates``). Everything else -- another function (``upper``,
-    ``concat``...), a cast that changes values, char, decimal, double, timestamp or boolean types, a column
-    compared with a column or with a constant of another type family (Hive would convert both to double), a
-    constant-only expression, a null constant -- raises ``HiveExprError``.
+    expression on a date column has its NOTs pushed down to the comparisons first: see ``_guard_dates``).
+    Everything else -- another function (``upper``, ``concat``...), a cast that changes values, char, decimal,
+    double, timestamp or boolean types, a column compared with a column or with a constant of another type family
+    (Hive would convert both to double), an IN list of a date column and strings, a constant-only expression, a
+    null constant -- raises ``HiveExprError``.
 
 Limits
     The input's size, the nesting depth of objects, each string's length, each collection's element count and
