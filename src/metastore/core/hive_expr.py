@@ -5,8 +5,9 @@ What a client sends
     Hive's client (``Hive.getPartitionsByExpr``, ``DDLSemanticAnalyzer`` for ``ALTER TABLE ... DROP PARTITION``)
     serializes an ``ExprNodeGenericFuncDesc`` tree with ``SerializationUtilities.serializeExpressionToKryo``:
     ``kryo.writeObject(output, expr)`` on a Kryo instance with Kryo's defaults plus a few registrations. The facts
-    this reader relies on (Hive 2.3.10 as shipped in the pyspark wheel, running kryo-shaded 4.0.3; Hive 2.3 was
-    built against Kryo 3.0.3, whose encoding of these objects is the same):
+    this reader relies on, checked on the bytes of Hive 2.3.10 as shipped in the pyspark wheel (running
+    kryo-shaded 4.0.3) and on requests of Hive's own CLI (tests/hive_expr_captured.txt). A Hive 2.3 install
+    runs Kryo 3.0.3, whose encoding of these serializers Kryo 4 kept; that was not checked here (no Kryo 3 jar):
 
     * references are on (Kryo's default before 5): every object of a class other than the eight primitive
       wrappers is preceded by a varint, 1 for a new object (which takes the next reference id, in the order the
@@ -30,13 +31,15 @@ What a client sends
       is between -09:59 and +14:00 or its local time makes the day unambiguous; an instant in the ambiguous
       10:00-12:00 UTC window is refused).
 
-    Hive 3.1 still uses Kryo 3.0.3 with the same settings, but its ``SerializationUtilities`` registers
-    ``TimestampTZ`` after ``Timestamp`` (ids after it shift; the date class is unchanged at 10), and its date
-    constants are ``org.apache.hadoop.hive.common.type.Date`` objects (a field-serialized ``LocalDate``) rather
-    than ``java.sql.Date``; some ``GenericUDF`` field lists differ. Hive 4 moved to Kryo 5 (HIVE-22944), whose
-    defaults (no references unless set, registration required unless unset) and ``FieldSerializer`` differ. Those
-    clients' bytes are refused here unless they happen to match Hive 2.3's layout; refusal is always safe (see
-    below). The version is not on the wire: the layout is the only evidence.
+    Hive 3.1 (kryo 3.0.3 in its pom) configures Kryo the same way, but its ``SerializationUtilities`` registers
+    ``TimestampTZ`` after ``Timestamp`` (later ids shift; ``java.sql.Date`` stays 10), and Hive 3 represents
+    date and timestamp constants with its own ``org.apache.hadoop.hive.common.type.Date``/``Timestamp`` (a
+    field-serialized ``LocalDate``/``LocalDateTime``) instead of ``java.sql``'s, so its date comparisons are
+    refused here (they would be read as a class without a reader); field lists of some classes may differ too.
+    Hive 4 moved to Kryo 5 (HIVE-22944, kryo5 artifact since HIVE-28915), whose defaults differ (references
+    off, registration required, a new ``FieldSerializer``): unless Hive sets them back, its bytes do not parse
+    here. Neither was checked on real bytes (no Hive 3/4 jars on this machine). Whatever does not match Hive
+    2.3's layout is refused, and refusal is safe (see below); the client's version is not on the wire.
 
 What is understood
     ``ExprNodeGenericFuncDesc`` with ``GenericUDFOPEqual``, ``OPNotEqual``, ``OPLessThan``,
@@ -112,7 +115,7 @@ class HiveExprError(ValueError):
 class ExprLimits:
     """How much one serialized expression may make the server do."""
 
-    max_bytes: int = 4 * 1024 * 1024  # the serialized expression
+    max_bytes: int = 1024 * 1024  # the serialized expression (Hive 2.3: ~400 bytes a comparison, ~20 an IN value)
     max_depth: int = 200  # nested Kryo objects (an expression level is two: the node and its children's list)
     max_string: int = 100_000  # characters of one string
     max_elements: int = 100_000  # elements of one collection or array
