@@ -12,6 +12,11 @@ connection with no call for idle_timeout is closed (its first call is due within
 and a call must arrive whole within read_timeout of its first byte (a client trickling bytes holds its thread
 no longer); a client that takes no bytes of its answer for idle_timeout is dropped. The work on a call has no
 timeout. The accept loop outlives every accept error.
+
+With TLS (hive.metastore.use.SSL: server/tls.py's context), each connection's handshake comes first, in the
+connection's thread and within read_timeout of the accept; then SASL when configured, then the calls, all
+through the TLS channel under the same bounds (_TlsConnection). A client that does not complete the handshake
+(a plain client, one that refuses the certificate) is closed; no other connection notices.
 """
 
 from __future__ import annotations
