@@ -81,7 +81,7 @@ What the server answers when it cannot read an expression
     (``HiveMetaStoreClient.listPartitionsByExpr``) turns a ``TApplicationException`` of type ``UNKNOWN_METHOD``
     (or ``WRONG_METHOD_NAME``) into ``IncompatibleMetastoreException``, on which ``PartitionPruner`` prunes on
     the client instead (``pruneBySequentialScan``: all partition names, the expression evaluated locally). Hive
-    3.1's and 4's clients keep that fallback. So:
+    3.1's and 4's clients keep that fallback (Hive 4's ``get_partitions_spec_by_expr`` too). So:
 
     * ``get_partitions_by_expr`` with an expression this reader refuses answers
       ``TApplicationException(UNKNOWN_METHOD, "...")``: the client prunes by itself, correctly, never a wrong
