@@ -202,6 +202,16 @@ def test_thrift_clients_over_tls(tls_server: Server, certs: Certs) -> None:
         c.api.set_ugi("alice", [])
         assert c.api.get_database("default").name == "default"
         assert "default" in c.api.get_all_databases()
+        # a call and an answer of many TLS records each (4 MiB of parameters)
+        from hive_metastore.ttypes import Table
+
+        from common import parquet_storage
+        big = {f"k{i}": "v" * 4096 for i in range(1024)}
+        c.api.create_table(Table(tableName="big_params", dbName="default", owner="alice", parameters=big,
+                                 sd=parquet_storage([("id", "bigint")]), partitionKeys=[],
+                                 tableType="EXTERNAL_TABLE"))
+        got = c.api.get_table("default", "big_params").parameters
+        assert {k: got[k] for k in big} == big
     finally:
         c.close()
     # this package's client: over TLS with its context (by name, checked against the certificate) ...
