@@ -227,18 +227,25 @@ def _pkcs12() -> Any:
     return require("cryptography.hazmat.primitives.serialization.pkcs12", "tls", "A PKCS12 keystore or truststore")
 
 
+def _pkcs12_load(key_name: str, path: str, data: bytes, password: str, what: str) -> tuple[Any, Any, list[Any]]:
+    """(key or None, certificate or None, other certificates) of a PKCS12 store; `what` names the failure
+    for the setting `key_name` (hive.metastore.keystore.path or .truststore.path)."""
+    pkcs12 = _pkcs12()
+    try:
+        key, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
+    except ValueError:
+        password_key = key_name.removesuffix(".path") + ".password"
+        raise SettingsError(f"settings: {key_name} = {path!r}: {what}, or {password_key} is wrong") from None
+    return key, cert, list(extra)
+
+
 def _keystore(path: str, password: str) -> tuple[Any, list[Any]]:
     """(private key, certificate chain, leaf first) of a PKCS12 keystore."""
     key_name = "hive.metastore.keystore.path"
     data = _readable(key_name, path)
     if _java_format(key_name, path, data):
         return _jks_keystore(key_name, path, data, password)
-    pkcs12 = _pkcs12()
-    try:
-        key, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
-    except ValueError:
-        raise SettingsError(f"settings: {key_name} = {path!r}: not a PKCS12 keystore, or "
-                            "hive.metastore.keystore.password is wrong") from None
+    key, cert, extra = _pkcs12_load(key_name, path, data, password, "not a PKCS12 keystore")
     if key is None:
         raise SettingsError(f"settings: {key_name} = {path!r}: the keystore holds no private key (a truststore?)")
     if cert is None:
@@ -308,14 +315,9 @@ def _truststore(path: str, password: str) -> list[str]:
     elif b"-----BEGIN CERTIFICATE-----" in data:
         pem = [data.decode("ascii", "replace")]
     else:
-        pkcs12 = _pkcs12()
+        _, cert, extra = _pkcs12_load(key_name, path, data, password, "not a PEM file or a PKCS12 truststore")
         from cryptography.hazmat.primitives import serialization
 
-        try:
-            _, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
-        except ValueError:
-            raise SettingsError(f"settings: {key_name} = {path!r}: not a PEM file or a PKCS12 truststore, or "
-                                "hive.metastore.truststore.password is wrong") from None
         pem = [c.public_bytes(serialization.Encoding.PEM).decode("ascii") for c in ([cert] if cert else []) + extra]
     if not pem:
         raise SettingsError(f"settings: {key_name} = {path!r}: the truststore holds no certificate")
