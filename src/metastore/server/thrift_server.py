@@ -247,18 +247,11 @@ class _MessageReader:
             return self._need(pos + n * sum(_FIXED[t] for t in types))
         if types == (11,) or types == (11, 11):  # lists of strings, maps of strings to strings
             buf, need, unpack = self.buf, self._need, _I32.unpack_from
-            have = len(buf)
             for _ in range(n * len(types)):
-                if pos + 4 > have:
-                    need(pos + 4)
-                    have = len(buf)
-                k = unpack(buf, pos)[0]
+                k = unpack(buf, need(pos + 4) - 4)[0]
                 if k < 0:
                     raise self._bad(f"negative string length {k}")
-                pos += 4 + k
-                if pos > have:
-                    need(pos)
-                    have = len(buf)
+                pos = need(pos + 4 + k)
             return pos
         for _ in range(n):
             for t in types:
