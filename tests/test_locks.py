@@ -186,82 +186,80 @@ def monkeypatch_module() -> Iterator[pytest.MonkeyPatch]:
         yield mp
 
 
-def test_ended_transactions_are_forgotten_a_timeout_after_they_end(short_timeout: tuple[Server, Server]) -> None:
+@pytest.fixture
+def clients(short_timeout: tuple[Server, Server]) -> Iterator[tuple[Client, Client]]:
+    """A client of each of the two servers on one database."""
+    ca, cb = Client(short_timeout[0].port), Client(short_timeout[1].port)
+    yield ca, cb
+    ca.close()
+    cb.close()
+
+
+def test_ended_transactions_are_forgotten_a_timeout_after_they_end(clients: tuple[Client, Client]) -> None:
     """TXNS keeps only the recent past: an aborted transaction is listed by get_open_txns (with its aborted bit)
     until a timeout after it ended, then forgotten, as is a committed one; the table does not grow with every
     transaction ever opened."""
-    c = Client(short_timeout[0].port)
-    try:
-        done, aborted, still = c.open_txns(OpenTxnRequest(num_txns=3, user="u", hostname="h")).txn_ids
-        c.commit_txn(CommitTxnRequest(txnid=done))
-        c.abort_txn(AbortTxnRequest(txnid=aborted))
-        got = c.get_open_txns()
-        assert aborted in got.open_txns and done not in got.open_txns
-        with pytest.raises(NoSuchTxnException, match="already committed"):
-            c.abort_txn(AbortTxnRequest(txnid=done))
-        deadline = time.monotonic() + 30
-        while aborted in c.get_open_txns().open_txns:  # each call expires and purges first
-            assert time.monotonic() < deadline, "the aborted transaction was never forgotten"
-            c.heartbeat(HeartbeatRequest(txnid=still))
-            time.sleep(0.5)
-        with pytest.raises(NoSuchTxnException, match="No such transaction"):
-            c.abort_txn(AbortTxnRequest(txnid=done))
-        # one that kept heartbeating is still open
+    c = clients[0]
+    done, aborted, still = c.open_txns(OpenTxnRequest(num_txns=3, user="u", hostname="h")).txn_ids
+    c.commit_txn(CommitTxnRequest(txnid=done))
+    c.abort_txn(AbortTxnRequest(txnid=aborted))
+    got = c.get_open_txns()
+    assert aborted in got.open_txns and done not in got.open_txns
+    with pytest.raises(NoSuchTxnException, match="already committed"):
+        c.abort_txn(AbortTxnRequest(txnid=done))
+    deadline = time.monotonic() + 30
+    while aborted in c.get_open_txns().open_txns:  # each call expires and purges first
+        assert time.monotonic() < deadline, "the aborted transaction was never forgotten"
         c.heartbeat(HeartbeatRequest(txnid=still))
-        assert still in c.get_open_txns().open_txns
-        c.commit_txn(CommitTxnRequest(txnid=still))
-    finally:
-        c.close()
+        time.sleep(0.5)
+    with pytest.raises(NoSuchTxnException, match="No such transaction"):
+        c.abort_txn(AbortTxnRequest(txnid=done))
+    # one that kept heartbeating is still open
+    c.heartbeat(HeartbeatRequest(txnid=still))
+    assert still in c.get_open_txns().open_txns
+    c.commit_txn(CommitTxnRequest(txnid=still))
 
 
-def test_two_servers_one_database(short_timeout: tuple[Server, Server]) -> None:
-    ca, cb = Client(short_timeout[0].port), Client(short_timeout[1].port)
-    try:
-        db = unique("db")
-        a = lock(ca, comp(X, db, "t"))
-        assert a.state == A
-        b = lock(cb, comp(X, db, "t"))
-        assert b.state == WAIT and b.lockid != a.lockid
-        assert {x.lockid for x in mine(cb, db)} == {a.lockid, b.lockid}
-        ca.heartbeat(HeartbeatRequest(lockid=a.lockid))
-        assert state(cb, b.lockid) == WAIT
-        ca.unlock(UnlockRequest(lockid=a.lockid))
-        assert state(cb, b.lockid) == A
-        cb.unlock(UnlockRequest(lockid=b.lockid))
-    finally:
-        ca.close()
-        cb.close()
+def test_two_servers_one_database(clients: tuple[Client, Client]) -> None:
+    ca, cb = clients
+    db = unique("db")
+    a = lock(ca, comp(X, db, "t"))
+    assert a.state == A
+    b = lock(cb, comp(X, db, "t"))
+    assert b.state == WAIT and b.lockid != a.lockid
+    assert {x.lockid for x in mine(cb, db)} == {a.lockid, b.lockid}
+    ca.heartbeat(HeartbeatRequest(lockid=a.lockid))
+    assert state(cb, b.lockid) == WAIT
+    ca.unlock(UnlockRequest(lockid=a.lockid))
+    assert state(cb, b.lockid) == A
+    cb.unlock(UnlockRequest(lockid=b.lockid))
 
 
-def test_timeout_releases_a_dead_holder(short_timeout: tuple[Server, Server]) -> None:
-    ca, cb = Client(short_timeout[0].port), Client(short_timeout[1].port)
-    try:
-        db = unique("db")
-        dead = lock(ca, comp(X, db, "t"))
-        live = lock(cb, comp(X, db, "t"))
-        t0 = time.time()
-        while state(cb, live.lockid) == WAIT:  # polling heartbeats the waiting lock, not the dead one
-            assert time.time() - t0 < 15
-            time.sleep(0.2)
-        assert 1.5 < time.time() - t0 < 6
-        with pytest.raises(NoSuchLockException):
-            ca.unlock(UnlockRequest(lockid=dead.lockid))
-        # a heartbeating holder keeps its lock past the timeout
-        other = lock(ca, comp(X, db, "t2"))
-        for _ in range(4):
-            time.sleep(1)
-            ca.heartbeat(HeartbeatRequest(lockid=other.lockid))
-        assert [x.lockid for x in mine(cb, db) if x.tablename == "t2"] == [other.lockid]
-        # an open transaction that stops heartbeating is aborted, its locks released
-        txn = ca.open_txns(OpenTxnRequest(num_txns=1, user="u", hostname="h")).txn_ids[0]
-        lock(ca, comp(X, db, "t3"), txnid=txn)
-        time.sleep(2.5)
-        assert lock(cb, comp(X, db, "t3")).state == A
-        with pytest.raises(TxnAbortedException):
-            ca.commit_txn(CommitTxnRequest(txnid=txn))
-    finally:
-        ca.close()
-        cb.close()
+def test_timeout_releases_a_dead_holder(clients: tuple[Client, Client]) -> None:
+    ca, cb = clients
+    db = unique("db")
+    dead = lock(ca, comp(X, db, "t"))
+    live = lock(cb, comp(X, db, "t"))
+    t0 = time.time()
+    while state(cb, live.lockid) == WAIT:  # polling heartbeats the waiting lock, not the dead one
+        assert time.time() - t0 < 15
+        time.sleep(0.2)
+    assert 1.5 < time.time() - t0 < 6
+    with pytest.raises(NoSuchLockException):
+        ca.unlock(UnlockRequest(lockid=dead.lockid))
+    # a heartbeating holder keeps its lock past the timeout
+    other = lock(ca, comp(X, db, "t2"))
+    for _ in range(4):
+        time.sleep(1)
+        ca.heartbeat(HeartbeatRequest(lockid=other.lockid))
+    assert [x.lockid for x in mine(cb, db) if x.tablename == "t2"] == [other.lockid]
+    # an open transaction that stops heartbeating is aborted, its locks released
+    txn = ca.open_txns(OpenTxnRequest(num_txns=1, user="u", hostname="h")).txn_ids[0]
+    lock(ca, comp(X, db, "t3"), txnid=txn)
+    time.sleep(2.5)
+    assert lock(cb, comp(X, db, "t3")).state == A
+    with pytest.raises(TxnAbortedException):
+        ca.commit_txn(CommitTxnRequest(txnid=txn))
 
 
 def test_locks_survive_a_restart(database: Database, tmp_path: Path) -> None:
