@@ -245,9 +245,15 @@ class Privileges:
         return ((ptype == m.USER and name == r.user) or (ptype == m.GROUP and name in r.groups)
                 or (ptype == m.ROLE and name.lower() in r.roles))
 
-    def _role_admin(self, q: PrivilegeQueries, r: Rights, role: str) -> bool:
-        """Whether the caller may grant and revoke `role`: admin, or it holds the role WITH ADMIN OPTION."""
-        return r.admin or any(g.grantOption for g in q.role_grants(r.principals, role=role))
+    def _administered_role(self, q: PrivilegeQueries, r: Rights, role: str, operation: str) -> int:
+        """The id of `role`, which must exist and which the caller must administer (grant and revoke): admin, or
+        it holds the role WITH ADMIN OPTION; else NoSuchObject or AccessDenied for `operation`."""
+        role_id = q.role_id(role)
+        if role_id is None:
+            raise NoSuchObject(f"Role {role} does not exist")
+        if not (r.admin or any(g.grantOption for g in q.role_grants(r.principals, role=role))):
+            raise self._deny(r, operation, f"[ADMIN OPTION] on Role [name={role}]")
+        return role_id
 
     # ---- roles --------------------------------------------------------------------------------------------
 
@@ -292,11 +298,7 @@ class Privileges:
             raise MetaError("No user can be added to public: it holds everyone already")
         with self.store.write() as tx:
             q = tx.privileges()
-            role_id = q.role_id(role)
-            if role_id is None:
-                raise NoSuchObject(f"Role {role} does not exist")
-            if not self._role_admin(q, r, role):
-                raise self._deny(r, "GRANT_ROLE", f"[ADMIN OPTION] on Role [name={role}]")
+            role_id = self._administered_role(q, r, role, "GRANT_ROLE")
             if ptype == m.ROLE:
                 if q.role_id(name) is None:
                     raise NoSuchObject(f"Role {name} does not exist")
@@ -319,11 +321,7 @@ class Privileges:
         name = _principal_name(name, ptype)
         with self.store.write() as tx:
             q = tx.privileges()
-            role_id = q.role_id(role)
-            if role_id is None:
-                raise NoSuchObject(f"Role {role} does not exist")
-            if not self._role_admin(q, r, role):
-                raise self._deny(r, "REVOKE_ROLE", f"[ADMIN OPTION] on Role [name={role}]")
+            role_id = self._administered_role(q, r, role, "REVOKE_ROLE")
             n = (q.set_role_admin_option(role_id, name, ptype, False) if admin_option_only
                  else q.revoke_role(role_id, name, ptype))
             if not n:
@@ -354,10 +352,7 @@ class Privileges:
         role = _role_name(role)
         with self.store.read() as tx:
             q = tx.privileges()
-            if q.role_id(role) is None:
-                raise NoSuchObject(f"Role {role} does not exist")
-            if not self._role_admin(q, r, role):
-                raise self._deny(r, "SHOW_ROLE_PRINCIPALS", f"[ADMIN OPTION] on Role [name={role}]")
+            self._administered_role(q, r, role, "SHOW_ROLE_PRINCIPALS")
             return q.role_grants(role=role)
 
     # ---- privileges ---------------------------------------------------------------------------------------
@@ -411,13 +406,21 @@ class Privileges:
                                          g.createTime), object_id))
         return out
 
+    def _grantable(self, q: PrivilegeQueries, r: Rights, grants: Sequence[m.PrivilegeGrant],
+                   operation: str) -> list[tuple[m.PrivilegeGrant, int]]:
+        """The grants (checked, with their objects' ids) the caller may grant or revoke, all of them: else
+        AccessDenied for `operation` before anything is changed."""
+        out = self._grants_in(q, grants)
+        for g, _ in out:
+            if not self._may_grant(q, r, g.object, g.privilege):
+                raise self._deny(r, operation, f"[{g.privilege} with grant] on {g.object.describe()}")
+        return out
+
     def grant(self, grants: Sequence[m.PrivilegeGrant]) -> None:
         r, p = self._caller()
         with self.store.write() as tx:
             q = tx.privileges()
-            for g, object_id in self._grants_in(q, grants):
-                if not self._may_grant(q, r, g.object, g.privilege):
-                    raise self._deny(r, "GRANT_PRIVILEGE", f"[{g.privilege} with grant] on {g.object.describe()}")
+            for g, object_id in self._grantable(q, r, grants, "GRANT_PRIVILEGE"):
                 had = q.find_grant(g.object, object_id, g.principalName, g.principalType, g.privilege)
                 if had is not None:
                     if g.grantOption and not had:
@@ -438,9 +441,7 @@ class Privileges:
         r, _ = self._caller()
         with self.store.write() as tx:
             q = tx.privileges()
-            for g, object_id in self._grants_in(q, grants):
-                if not self._may_grant(q, r, g.object, g.privilege):
-                    raise self._deny(r, "REVOKE_PRIVILEGE", f"[{g.privilege} with grant] on {g.object.describe()}")
+            for g, object_id in self._grantable(q, r, grants, "REVOKE_PRIVILEGE"):
                 if grant_option_only:
                     n = q.update_grant_option(g.object, object_id, g.principalName, g.principalType, g.privilege,
                                               False)
