@@ -19,6 +19,7 @@ import math
 import os
 import re
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -426,6 +427,21 @@ def redact(value: str) -> str:
     return _PARAM_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", value))
 
 
+def toml_table(text: str, table: str, error: Callable[[str], Exception]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the document, its [table] or {} when absent) of TOML text; raises error(what is wrong) when the text is
+    not TOML or [table] is not a table."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"not a TOML file: {e}") from None
+    section = data.get(table, {})
+    if not isinstance(section, dict):
+        raise error(f"[{table}] is not a table")
+    return data, section
+
+
 def load_file(settings: Settings, path: str) -> None:
     """Read a TOML file (keys at top level or under [metastore]) or a Hadoop-style XML configuration."""
     if path.endswith(".xml"):
@@ -440,16 +456,9 @@ def load_file(settings: Settings, path: str) -> None:
             if name is not None and value is not None:
                 settings.set(name.strip(), value.strip(), path)
         return
-    import tomllib
-
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise SettingsError(f"settings: {path}: not a TOML file: {e}") from None
-    section = data.get("metastore", {})
-    if not isinstance(section, dict):
-        raise SettingsError(f"settings: {path}: [metastore] is not a table")
+    with open(path, "rb") as f:
+        text = f.read().decode()
+    data, section = toml_table(text, "metastore", lambda msg: SettingsError(f"settings: {path}: {msg}"))
     for k, v in {**{k: v for k, v in data.items() if not isinstance(v, dict)}, **section}.items():
         settings.set(k, v, path)
 

@@ -27,6 +27,8 @@ import tempfile
 import threading
 from dataclasses import dataclass
 
+from ..config import toml_table
+
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 1 << 20
@@ -82,15 +84,7 @@ def verify_secret(secret: str, encoded: str) -> bool:
 
 
 def parse_clients(text: str, path: str) -> dict[str, Client]:
-    import tomllib
-
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ClientsError(f"{path}: not a TOML file: {e}") from None
-    table = data.get("clients", {})
-    if not isinstance(table, dict):
-        raise ClientsError(f"{path}: [clients] is not a table")
+    _, table = toml_table(text, "clients", lambda msg: ClientsError(f"{path}: {msg}"))
     out: dict[str, Client] = {}
     for client_id, entry in table.items():
         where = f"{path}: client {client_id[:MAX_CLIENT_ID]!r}"
