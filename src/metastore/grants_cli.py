@@ -54,9 +54,9 @@ def _catalog(ctx: click.Context, db: str | None, data_dir: str | None) -> Catalo
     return catalog
 
 
-def _run(fn: Callable[..., _R], *args: Any) -> _R:
+def _run(fn: Callable[..., _R], *args: Any, **kwargs: Any) -> _R:
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     except CatalogError as e:
         raise click.ClickException(e.message) from None
 
@@ -65,38 +65,57 @@ def _shown(p: str, kind: int) -> str:
     return f"{m.PRINCIPAL_TYPES[kind].lower()}:{p}"
 
 
-@click.command()
-@click.argument("privileges")
-@click.option("--on", "on", required=True, help="global, database:DB or table:DB.TABLE.")
-@click.option("--to", "to", required=True, help="user:NAME, role:NAME or group:NAME.")
-@click.option("--with-grant-option", is_flag=True, help="The grantee may grant the privileges on.")
-@_db_option
-@_data_dir_option
-@click.pass_context
-def grant(ctx: click.Context, privileges: str, on: str, to: str, with_grant_option: bool, db: str | None,
-          data_dir: str | None) -> None:
-    """Grant PRIVILEGES (comma-separated: SELECT, INSERT, UPDATE, DELETE, ALL, CREATE) on an object."""
-    obj, (name, kind) = _object(on), _principal(to)
-    grants = [m.PrivilegeGrant(obj, name, kind, p.strip(), with_grant_option) for p in privileges.split(",")]
-    _run(_catalog(ctx, db, data_dir).grant_privileges, grants)
-    click.echo(f"granted {privileges.upper()} on {obj.audit()} to {_shown(name, kind)}")
+def _changing(register: Callable[[Callable[..., None]], click.Command], params: list[Callable[[Any], Any]],
+              doc: str, change: Callable[..., str]) -> click.Command:
+    """A command that grants or revokes: its PARAMS (a `principal`, parsed; an `option` flag; the object of the
+    change), the store's options; change(catalog, principal name, kind, option, **the object) does it on the
+    store and says what it did."""
+
+    def command(ctx: click.Context, principal: tuple[str, int], option: bool, db: str | None, data_dir: str | None,
+                **target: Any) -> None:
+        click.echo(_run(change, _catalog(ctx, db, data_dir), *principal, option, **target))
+
+    command.__doc__ = doc
+    for decorate in reversed([*params, _db_option, _data_dir_option, click.pass_context]):
+        command = decorate(command)
+    return register(command)
 
 
-@click.command()
-@click.argument("privileges")
-@click.option("--on", "on", required=True, help="global, database:DB or table:DB.TABLE.")
-@click.option("--from", "from_", required=True, help="user:NAME, role:NAME or group:NAME.")
-@click.option("--grant-option-only", is_flag=True, help="Revoke only the grant option (GRANT OPTION FOR).")
-@_db_option
-@_data_dir_option
-@click.pass_context
-def revoke(ctx: click.Context, privileges: str, on: str, from_: str, grant_option_only: bool, db: str | None,
-           data_dir: str | None) -> None:
-    """Revoke PRIVILEGES (comma-separated) on an object."""
-    obj, (name, kind) = _object(on), _principal(from_)
-    grants = [m.PrivilegeGrant(obj, name, kind, p.strip()) for p in privileges.split(",")]
-    _run(_catalog(ctx, db, data_dir).revoke_privileges, grants, grant_option_only)
-    click.echo(f"revoked {privileges.upper()} on {obj.audit()} from {_shown(name, kind)}")
+def _principal_param(option: str | None = None) -> Callable[[Any], Any]:
+    """The principal (KIND:NAME, parsed to (name, kind) as click reads it): the argument PRINCIPAL, or an option
+    (--to, --from)."""
+
+    def parse(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[str, int]:
+        return _principal(value)
+
+    if option is None:
+        return click.argument("principal", callback=parse)
+    return click.option(option, "principal", required=True, callback=parse, help="user:NAME, role:NAME or group:NAME.")
+
+
+def _privileges_params(to: str, flag: str, flag_help: str) -> list[Callable[[Any], Any]]:
+    return [click.argument("privileges"),
+            click.option("--on", "on", required=True, callback=lambda _c, _p, v: _object(v),
+                         help="global, database:DB or table:DB.TABLE."),
+            _principal_param(to), click.option(flag, "option", is_flag=True, help=flag_help)]
+
+
+def _grant(catalog: Catalog, name: str, kind: int, option: bool, privileges: str, on: m.ObjectRef) -> str:
+    catalog.grant_privileges([m.PrivilegeGrant(on, name, kind, p.strip(), option) for p in privileges.split(",")])
+    return f"granted {privileges.upper()} on {on.audit()} to {_shown(name, kind)}"
+
+
+def _revoke(catalog: Catalog, name: str, kind: int, option: bool, privileges: str, on: m.ObjectRef) -> str:
+    catalog.revoke_privileges([m.PrivilegeGrant(on, name, kind, p.strip()) for p in privileges.split(",")], option)
+    return f"revoked {privileges.upper()} on {on.audit()} from {_shown(name, kind)}"
+
+
+grant = _changing(click.command("grant"), _privileges_params(
+    "--to", "--with-grant-option", "The grantee may grant the privileges on."),
+    "Grant PRIVILEGES (comma-separated: SELECT, INSERT, UPDATE, DELETE, ALL, CREATE) on an object.", _grant)
+revoke = _changing(click.command("revoke"), _privileges_params(
+    "--from", "--grant-option-only", "Revoke only the grant option (GRANT OPTION FOR)."),
+    "Revoke PRIVILEGES (comma-separated) on an object.", _revoke)
 
 
 @click.command()
@@ -151,34 +170,25 @@ def roles_drop(ctx: click.Context, name: str, db: str | None, data_dir: str | No
     click.echo(f"role {name.lower()} dropped")
 
 
-@roles.command("grant")
-@click.argument("role")
-@click.argument("principal")
-@click.option("--with-admin-option", is_flag=True, help="The grantee may grant and revoke the role.")
-@_db_option
-@_data_dir_option
-@click.pass_context
-def roles_grant(ctx: click.Context, role: str, principal: str, with_admin_option: bool, db: str | None,
-                data_dir: str | None) -> None:
-    """Grant ROLE to PRINCIPAL (user:NAME, role:NAME or group:NAME)."""
-    name, kind = _principal(principal)
-    _run(_catalog(ctx, db, data_dir).grant_role, role, name, kind, with_admin_option)
-    click.echo(f"role {role.lower()} granted to {_shown(name, kind)}")
+def _grant_role(catalog: Catalog, name: str, kind: int, option: bool, role: str) -> str:
+    catalog.grant_role(role, name, kind, option)
+    return f"role {role.lower()} granted to {_shown(name, kind)}"
 
 
-@roles.command("revoke")
-@click.argument("role")
-@click.argument("principal")
-@click.option("--admin-option-only", is_flag=True, help="Revoke only the admin option (ADMIN OPTION FOR).")
-@_db_option
-@_data_dir_option
-@click.pass_context
-def roles_revoke(ctx: click.Context, role: str, principal: str, admin_option_only: bool, db: str | None,
-                 data_dir: str | None) -> None:
-    """Revoke ROLE from PRINCIPAL."""
-    name, kind = _principal(principal)
-    _run(_catalog(ctx, db, data_dir).revoke_role, role, name, kind, admin_option_only)
-    click.echo(f"role {role.lower()} revoked from {_shown(name, kind)}")
+def _revoke_role(catalog: Catalog, name: str, kind: int, option: bool, role: str) -> str:
+    catalog.revoke_role(role, name, kind, option)
+    return f"role {role.lower()} revoked from {_shown(name, kind)}"
+
+
+roles_grant = _changing(roles.command("grant"), [
+    click.argument("role"), _principal_param(),
+    click.option("--with-admin-option", "option", is_flag=True, help="The grantee may grant and revoke the role.")],
+    "Grant ROLE to PRINCIPAL (user:NAME, role:NAME or group:NAME).", _grant_role)
+roles_revoke = _changing(roles.command("revoke"), [
+    click.argument("role"), _principal_param(),
+    click.option("--admin-option-only", "option", is_flag=True,
+                 help="Revoke only the admin option (ADMIN OPTION FOR).")],
+    "Revoke ROLE from PRINCIPAL.", _revoke_role)
 
 
 @roles.command("members")
