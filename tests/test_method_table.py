@@ -4,25 +4,20 @@ added to the data, without a regenerated table fails here."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+from scripts_support import load_script
 
 from metastore.thrift import fb303
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _generator():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("gen_method_table", ROOT / "scripts" / "gen_method_table.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_method_table", module)
-    spec.loader.exec_module(module)
-    return module
+def _generator() -> ModuleType:
+    return load_script("gen_method_table")
 
 
 def test_the_method_table_is_current(capsys: pytest.CaptureFixture[str]) -> None:

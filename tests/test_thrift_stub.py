@@ -3,22 +3,18 @@ writes from the IDL: a changed IDL without a regenerated stub fails here, not si
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
+from types import ModuleType
+
+from scripts_support import load_script
 
 from metastore.thrift import hms
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _generator():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("gen_hms_stub", ROOT / "scripts" / "gen_hms_stub.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_hms_stub", module)
-    spec.loader.exec_module(module)
-    return module
+def _generator() -> ModuleType:
+    return load_script("gen_hms_stub")
 
 
 def test_the_stub_is_generated_from_the_idl() -> None:
