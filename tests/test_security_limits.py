@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from hive_metastore import ThriftHiveMetastore
 from hive_metastore.ttypes import Partition
+from sockets_support import closed_within
 
 from metastore.server.thrift_server import ELEMENT_COST, STRUCT_COST, MessageTooLarge, _MessageReader
 
@@ -58,21 +59,6 @@ class _LimitedServer(Server):
             return super().start(timeout)
         finally:
             subprocess.Popen = real  # type: ignore[misc]
-
-
-def _closed_within(sock: socket.socket, seconds: float) -> float | None:
-    """Seconds until the server closed the connection (reading what it sends), None if it stayed open."""
-    t0 = time.monotonic()
-    sock.settimeout(0.1)
-    while time.monotonic() - t0 < seconds:
-        try:
-            if not sock.recv(65536):
-                return time.monotonic() - t0
-        except TimeoutError:
-            continue
-        except ConnectionError:
-            return time.monotonic() - t0
-    return None
 
 
 def _is_closed(sock: socket.socket) -> bool:
@@ -201,7 +187,7 @@ def test_idle_connections_closed_while_a_client_pausing_less_keeps_working(db: D
             assert _get(srv.rest_port, sock=rest) == 200
             time.sleep(0.6)
         for s in (idle_thrift, idle_rest, used_rest):  # closed at 1.5 s, long gone by now
-            assert _closed_within(s, 0.5) is not None
+            assert closed_within(s, 0.5) is not None
         client.close()
         rest.close()
         assert srv.alive()
@@ -225,7 +211,7 @@ def test_a_trickled_request_is_cut_at_the_read_timeout(db: Database, tmp_path: P
                 except OSError:
                     cut = time.monotonic() - t0
                     break
-                if _closed_within(s, 0.3) is not None:
+                if closed_within(s, 0.3) is not None:
                     cut = time.monotonic() - t0
                     break
             s.close()
@@ -242,7 +228,7 @@ def test_workers_keep_the_bounds_too(db: Database, tmp_path: Path) -> None:
     try:
         idle = [socket.create_connection(("127.0.0.1", port)) for port in (srv.port, srv.rest_port) * 4]
         assert _served_within(srv, 10) < 10
-        assert all(_closed_within(s, 4) is not None for s in idle)  # whichever worker took them
+        assert all(closed_within(s, 4) is not None for s in idle)  # whichever worker took them
         for _ in range(4):  # whichever worker answers
             status, _, body, s = _http(srv.rest_port, b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\n"
                                                       b"Content-Length: 2000\r\n\r\n" + b" " * 2000)
@@ -273,7 +259,7 @@ def test_oversized_requests_refused_on_both_fronts(db: Database, tmp_path: Path)
             assert got[0] in ("closed", "exception"), got
             if got[0] == "exception":
                 assert "bytes" in got[2], got
-            assert _closed_within(s, 5) is not None
+            assert closed_within(s, 5) is not None
             s.close()
         # a message within the limit still decodes and is answered on a fresh connection
         c = Client(srv.port)
@@ -299,7 +285,7 @@ def test_oversized_requests_refused_on_both_fronts(db: Database, tmp_path: Path)
             assert status == code, (raw[:60], status, body)
             assert headers.get("content-type") == "application/json"
             _error_model(body, code)
-            assert _closed_within(s, 5) is not None
+            assert closed_within(s, 5) is not None
             s.close()
         assert _served_within(srv, 1) < 1
     finally:
@@ -338,7 +324,7 @@ def test_connections_beyond_the_cap_refused_and_the_server_serves_on(db: Databas
         held = _open_many(srv.port, 19) + _open_many(srv.rest_port, 20)
         time.sleep(0.3)
         extra = socket.create_connection(("127.0.0.1", srv.port))
-        assert _closed_within(extra, 3) is not None  # accepted and closed at once
+        assert closed_within(extra, 3) is not None  # accepted and closed at once
         status, _, body, s = _http(srv.rest_port, b"GET /v1/config HTTP/1.1\r\nHost: x\r\n\r\n")
         assert status == 503 and "max_connections" in _error_model(body, 503)
         s.close()
@@ -454,7 +440,7 @@ def test_a_new_connection_that_sends_nothing_is_closed_at_the_read_timeout(db: D
     try:
         silent = [socket.create_connection(("127.0.0.1", port)) for port in (srv.port, srv.rest_port)]
         for s in silent:
-            cut = _closed_within(s, 5)
+            cut = closed_within(s, 5)
             assert cut is not None and cut < 3, cut
             s.close()
         # after a first call, pauses longer than read_timeout (but within idle_timeout) keep the connection
@@ -531,7 +517,7 @@ def test_catalogd_fronts_have_the_bounds_too(db: Database, tmp_path: Path, monke
         ports = (svc.port, svc.http_port)
         silent = [socket.create_connection(("127.0.0.1", p)) for p in ports]
         for s in silent:
-            cut = _closed_within(s, 5)
+            cut = closed_within(s, 5)
             assert cut is not None and cut < 3, cut
             s.close()
         held = _open_many(svc.http_port, 4)
@@ -543,7 +529,7 @@ def test_catalogd_fronts_have_the_bounds_too(db: Database, tmp_path: Path, monke
         held = _open_many(svc.port, 4)
         time.sleep(0.2)
         extra = socket.create_connection(("127.0.0.1", svc.port))
-        assert _closed_within(extra, 0.5) is not None  # closed at once, not at the read timeout
+        assert closed_within(extra, 0.5) is not None  # closed at once, not at the read timeout
         extra.close()
         _close_all(held)
         time.sleep(0.2)
@@ -557,7 +543,7 @@ def test_catalogd_fronts_have_the_bounds_too(db: Database, tmp_path: Path, monke
             s.sendall(big_call)
         except OSError:
             pass
-        assert _closed_within(s, 5) is not None
+        assert closed_within(s, 5) is not None
         s.close()
         assert _get(svc.http_port, "/status") == 200
         c = Client(svc.port)
@@ -642,7 +628,7 @@ def test_the_bounded_http_server_keeps_its_bounds_for_any_front() -> None:
             refusal = _all_of(s)
         assert refusal.startswith(b"HTTP/1.1 503 ") and b'"oops"' in refusal and b"max_connections" in refusal
         for s in silent:
-            assert _closed_within(s, 3) is not None
+            assert closed_within(s, 3) is not None
             s.close()
         _wait_for(lambda: srv.connections == 0)
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from hive_metastore import ThriftHiveMetastore
+from sockets_support import closed_within
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TSSLSocket, TTransport
 
@@ -176,21 +177,6 @@ def _served(srv: Server, certs: Certs) -> None:
         c.close()
 
 
-def _closed_within(sock: socket.socket, seconds: float) -> float | None:
-    """Seconds until the server closed the (raw) connection, None if it stayed open that long."""
-    t0 = time.monotonic()
-    sock.settimeout(0.1)
-    while time.monotonic() - t0 < seconds:
-        try:
-            if not sock.recv(65536):
-                return time.monotonic() - t0
-        except TimeoutError:
-            continue
-        except ConnectionError:
-            return time.monotonic() - t0
-    return None
-
-
 # ---- serving ----------------------------------------------------------------------------------------------
 
 def test_thrift_clients_over_tls(tls_server: Server, certs: Certs) -> None:
@@ -285,7 +271,7 @@ def test_plain_untrusted_and_silent_clients_refused_others_served(tls_server: Se
     # raw bytes that are not TLS at all, on a connection held open: closed, the server's answer is no data
     raw = socket.create_connection(("127.0.0.1", tls_server.port), timeout=10)
     raw.sendall(call_bytes("get_database", ThriftHiveMetastore.get_database_args(name="default")))
-    assert _closed_within(raw, 10) is not None
+    assert closed_within(raw, 10) is not None
     raw.close()
     _served(tls_server, certs)
     assert tls_server.alive()
@@ -396,7 +382,7 @@ def test_bounds_hold_over_tls(db: Database, certs: Certs, tmp_path: Path) -> Non
             hello.do_handshake()
         half.sendall(out.read()[:20])  # a part of the ClientHello
         for s in (silent, half):
-            cut = _closed_within(s, 6)
+            cut = closed_within(s, 6)
             assert cut is not None and cut < 4, cut
             s.close()
         # after the handshake: a call trickled one byte every 0.3 s (never idle 2 s) is cut at read_timeout
@@ -433,7 +419,7 @@ def test_bounds_hold_over_tls(db: Database, certs: Certs, tmp_path: Path) -> Non
         held = [certs.context().wrap_socket(socket.create_connection(("127.0.0.1", srv.port)),
                                             server_hostname="localhost") for _ in range(8)]
         extra = socket.create_connection(("127.0.0.1", srv.port))
-        assert _closed_within(extra, 3) is not None
+        assert closed_within(extra, 3) is not None
         extra.close()
         for s in held:
             s.close()
