@@ -366,7 +366,8 @@ CAPTURED: dict[str, Node | None] = {
 }
 
 
-def _captured() -> list[tuple[str, bytes]]:
+def captured_requests() -> list[tuple[str, bytes]]:
+    """(statement, expression bytes) of tests/hive_expr_captured.txt (also read by test_partitions_by_expr)."""
     rows = []
     for line in (ROOT / "tests" / "hive_expr_captured.txt").read_text(encoding="utf-8").splitlines():
         if line and not line.startswith("#"):
@@ -376,7 +377,7 @@ def _captured() -> list[tuple[str, bytes]]:
 
 
 def test_captured_from_hives_cli() -> None:
-    rows = _captured()
+    rows = captured_requests()
     assert [s for s, _ in rows] == list(CAPTURED)
     for statement, data in rows:
         expected = CAPTURED[statement]

@@ -346,6 +346,8 @@ RULES: dict[str, tuple[_Rule, _Post | None]] = {
     "get_partitions_by_filter": (_READ_TABLE, None),
     "get_partition_names_by_filter": (_READ_TABLE, None),
     "count_partitions_by_filter": (_READ_TABLE, None),
+    "get_partitions_by_expr": (_READ_TABLE, None),
+    "partition_names_by_expr": (_READ_TABLE, None),
     "get_partitions_by_names": (_READ_TABLE, None),
     # statistics and insert events
     "update_column_statistics": (_stats_rule, None),

@@ -17,12 +17,13 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from ..core import identity
+from ..core import hive_expr, identity
 from ..core import messages as ev
 from ..core import model as m
 from ..core.errors import (
     AlreadyExists,
     CatalogError,
+    ExprUnreadable,
     InvalidInput,
     InvalidObject,
     InvalidOperation,
@@ -777,6 +778,42 @@ class Catalog:
     def get_partition_names_by_filter(self, db: str, table: str, text: str | None, max_parts: int = -1) -> list[str]:
         return self._by_filter(db, table, text,
                                lambda tx, t, node: tx.partition_names(t, filter=node, limit=max_parts))
+
+    @staticmethod
+    def _expr_filter(t: m.Table, data: bytes, default_name: str | None) -> Node:
+        """A client's serialized Hive expression on `t` as a filter (core/hive_expr.py); ExprUnreadable for one
+        this server cannot give Hive's meaning, or whose column types are not the table's."""
+        try:
+            expr = hive_expr.read(data, default_name or hive_expr.DEFAULT_PARTITION_NAME)
+        except hive_expr.HiveExprError as e:
+            raise ExprUnreadable(str(e)) from None
+        keys = {k.name.lower(): k.type or "" for k in t.partitionKeys}
+        for col, type_name in expr.columns.items():
+            if col not in keys:
+                raise MetaError(f"Specified key <{col}> is not a partitioning key for the table")
+            if hive_expr.type_family(keys[col]) != hive_expr.type_family(type_name):
+                raise ExprUnreadable(f"the expression reads {col} as {type_name}; the table's key is {keys[col]}")
+        return expr.filter
+
+    def _by_expr(self, db: str, table: str, data: bytes, default_name: str | None,
+                 read: Callable[[Tx, m.Table, Node], _R]) -> _R:
+        with self._read() as tx:
+            t = self._table_or_nso(tx, db, table)
+            node = self._expr_filter(t, data, default_name)
+            try:
+                return read(tx, t, node)
+            except FilterError as e:  # the store's limits on the translated filter: the client prunes instead
+                raise ExprUnreadable(str(e)) from e
+
+    def get_partitions_by_expr(self, db: str, table: str, data: bytes, default_name: str | None = None,
+                               max_parts: int = -1) -> list[m.Partition]:
+        """The partitions Hive's serialized expression selects (get_partitions_by_expr)."""
+        return self._by_expr(db, table, data, default_name,
+                             lambda tx, t, node: tx.partitions(t, filter=node, limit=max_parts))
+
+    def partition_names_by_expr(self, db: str, table: str, data: bytes, default_name: str | None = None) -> list[str]:
+        """The names of the partitions Hive's serialized expression selects (drops by expression)."""
+        return self._by_expr(db, table, data, default_name, lambda tx, t, node: tx.partition_names(t, filter=node))
 
     def table_version(self, db: str, name: str) -> tuple[int, int] | None:
         """(id, version) of a table; the version changes with every change to it or its partitions."""

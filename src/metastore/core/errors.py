@@ -80,3 +80,9 @@ class NotAuthenticated(MetaError):
 class AccessDenied(MetaError):
     """The authenticated caller lacks a privilege the call needs: Hive's MetaException "... does not have
     privileges for ...", 403 ForbiddenException on REST. Nothing was changed."""
+
+
+class ExprUnreadable(MetaError):
+    """A serialized Hive expression (get_partitions_by_expr, drops by expression) this server cannot give Hive's
+    meaning: get_partitions_by_expr answers so that Hive's client prunes on its own side; a drop answers a
+    MetaException, as Hive's server does (core/hive_expr.py)."""

@@ -101,7 +101,8 @@ from typing import Any
 
 from .filters import And, Between, Compare, In, Like, LiteralValue, Node, Not, Or, current_limits
 
-__all__ = ["DEFAULT_PARTITION_NAME", "ExprLimits", "HiveExpr", "HiveExprError", "decode", "read"]
+__all__ = ["DEFAULT_PARTITION_NAME", "ExprLimits", "HiveExpr", "HiveExprError", "decode", "read",
+           "type_family"]
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 
@@ -488,7 +489,7 @@ _DAY_MS = 86_400_000
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-def _family(type_name: str) -> str:
+def type_family(type_name: str) -> str:
     """The comparison family of a Hive type name: string, integral, date or the name itself (unsupported)."""
     base = type_name.split("(", 1)[0].strip().lower()
     if base in _STRINGS:
@@ -626,7 +627,7 @@ class _Meaning:
             if not isinstance(key, str) or not key:
                 raise self.fail("a column without a name")
             type_name = self.type_name(obj)
-            family = _family(type_name)
+            family = type_family(type_name)
             if family not in ("string", "integral", "date"):
                 raise self.fail(f"a column of type {_short(type_name)}")
             if self.columns.setdefault(key.lower(), type_name) != type_name:
@@ -637,7 +638,7 @@ class _Meaning:
             kids = self.children(obj)
             if len(kids) == 1 and (name == _UDF_TO_STRING or name in _GENERIC_TO_STRING):
                 inner = self.column(kids[0])
-                target = _family(self.type_name(obj))
+                target = type_family(self.type_name(obj))
                 if inner.family == "string" and target == "string":
                     if name in _GENERIC_TO_STRING and not self.type_name(obj).lower().startswith("string"):
                         raise self.fail("a cast to varchar, which may cut values")
@@ -655,7 +656,7 @@ class _Meaning:
         if not self.is_constant(obj):
             raise self.fail("a comparison with something other than a constant")
         type_name = self.type_name(obj)
-        family = _family(type_name)
+        family = type_family(type_name)
         value = obj.fields.get("value")
         if value is None:
             raise self.fail("a NULL constant")
@@ -823,7 +824,7 @@ def read(data: bytes, default_partition_name: str = DEFAULT_PARTITION_NAME,
         root = _read(bytes(data), limits, old_text=False)
         meaning = _Meaning(default_partition_name, current_limits().max_in_list)
         node = meaning.node(root)
-        dates = {key for key, type_name in meaning.columns.items() if _family(type_name) == "date"}
+        dates = {key for key, type_name in meaning.columns.items() if type_family(type_name) == "date"}
         if dates:
             node = _guard_dates(_positive(node), dates, default_partition_name)
         return HiveExpr(node, meaning.columns)

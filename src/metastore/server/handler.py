@@ -610,11 +610,17 @@ class Handler(DelegationTokenCalls):
         parts = req.parts
         if parts is None or (parts.names is None and parts.exprs is None):
             raise E.MetaError("Partition spec must have either names or exprs")
-        if parts.exprs is not None:
-            raise E.MetaError("Dropping partitions by serialized expressions is not supported; use names")
-        dropped = self.catalog.drop_partitions(_db(req.dbName), req.tblName, names=parts.names,
-                                               delete_data=req.deleteData is not False,
-                                               if_exists=req.ifExists is not False)
+        if_exists = req.ifExists is not False
+        names = parts.names
+        if parts.exprs is not None:  # Hive's DROP PARTITION by comparison: each expression's partitions
+            matched = [n for x in parts.exprs
+                       for n in self.catalog.partition_names_by_expr(_db(req.dbName), req.tblName,
+                                                                     _require(x, "expression").expr or b"")]
+            if len(matched) < len(parts.exprs) and not if_exists:
+                raise E.NoSuchObject("Some partitions to drop are missing")
+            names = list(dict.fromkeys(matched))
+        dropped = self.catalog.drop_partitions(_db(req.dbName), req.tblName, names=names,
+                                               delete_data=req.deleteData is not False, if_exists=if_exists)
         return hms.DropPartitionsResult(partitions=to_thrift(dropped) if req.needResult else None)
 
     def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> hms.Partition:
@@ -655,8 +661,17 @@ class Handler(DelegationTokenCalls):
         return self.catalog.count_partitions_by_filter(_db(db_name), tbl_name, filter)
 
     def get_partitions_by_expr(self, req: hms.PartitionsByExprRequest) -> hms.PartitionsByExprResult:
-        raise E.MetaError("get_partitions_by_expr is not supported: this metastore evaluates partition filter "
-                          "strings only (get_partitions_by_filter); Hive's serialized expressions cannot be read")
+        req = _require(req, "request")
+        try:
+            parts = self.catalog.get_partitions_by_expr(_db(req.dbName), req.tblName, req.expr or b"",
+                                                        req.defaultPartitionName,
+                                                        _max(req.maxParts))
+        except E.ExprUnreadable as e:
+            # what Hive's client takes for a server without the call: it prunes on its own side (correctly),
+            # where all partitions with hasUnknownPartitions would fail its DROP PARTITION
+            raise TApplicationException(TApplicationException.UNKNOWN_METHOD,
+                                        f"get_partitions_by_expr: {e.message}") from None
+        return hms.PartitionsByExprResult(partitions=to_thrift(parts), hasUnknownPartitions=False)
 
     def get_partitions_by_names(self, db_name: str, tbl_name: str, names: list[str]) -> list[hms.Partition]:
         return to_thrift(self.catalog.get_partitions_by_names(_db(db_name), tbl_name, names or []))
