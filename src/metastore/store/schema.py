@@ -362,15 +362,17 @@ replication_metrics = sa.Table(
 _PRINCIPAL = ("PRINCIPAL_NAME", "PRINCIPAL_TYPE")
 
 
-def _grant_columns(priv: str) -> list[sa.Column[Any]]:
+def _grant_columns(time: str, priv: str | None = None) -> list[sa.Column[Any]]:
+    """The columns of a grant (of a privilege named in column `priv`, or of a role): when, with the grant option
+    or not, by whom, to whom."""
     return [
-        sa.Column("CREATE_TIME", sa.Integer(), nullable=False),
+        sa.Column(time, sa.Integer(), nullable=False),
         sa.Column("GRANT_OPTION", sa.SmallInteger(), nullable=False, server_default="0"),
         sa.Column("GRANTOR", sa.String(NAME_LEN), nullable=False),
         sa.Column("GRANTOR_TYPE", sa.String(NAME_LEN), nullable=False),
         sa.Column("PRINCIPAL_NAME", sa.String(NAME_LEN), nullable=False),
         sa.Column("PRINCIPAL_TYPE", sa.String(NAME_LEN), nullable=False),
-        sa.Column(priv, sa.String(NAME_LEN), nullable=False),
+        *([sa.Column(priv, sa.String(NAME_LEN), nullable=False)] if priv else []),
     ]
 
 
@@ -386,12 +388,7 @@ roles = sa.Table(
 role_map = sa.Table(
     "ROLE_MAP", metadata,
     _id("ROLE_GRANT_ID"),
-    sa.Column("ADD_TIME", sa.Integer(), nullable=False),
-    sa.Column("GRANT_OPTION", sa.SmallInteger(), nullable=False, server_default="0"),
-    sa.Column("GRANTOR", sa.String(NAME_LEN), nullable=False),
-    sa.Column("GRANTOR_TYPE", sa.String(NAME_LEN), nullable=False),
-    sa.Column("PRINCIPAL_NAME", sa.String(NAME_LEN), nullable=False),
-    sa.Column("PRINCIPAL_TYPE", sa.String(NAME_LEN), nullable=False),
+    *_grant_columns("ADD_TIME"),
     _fk("ROLE_ID", "ROLES.ROLE_ID"),
     sa.UniqueConstraint("ROLE_ID", *_PRINCIPAL),
     sa.Index("IX_ROLE_MAP_PRINCIPAL_NAME_PRINCIPAL_TYPE", *_PRINCIPAL),
@@ -400,7 +397,7 @@ role_map = sa.Table(
 global_privs = sa.Table(
     "GLOBAL_PRIVS", metadata,
     _id("USER_GRANT_ID"),
-    *_grant_columns("USER_PRIV"),
+    *_grant_columns("CREATE_TIME", "USER_PRIV"),
     sa.UniqueConstraint(*_PRINCIPAL, "USER_PRIV"),
     **_MYSQL,
 )
@@ -411,7 +408,7 @@ def _object_privs(table: str, grant_id: str, object_id: str, target: str, priv: 
         table, metadata,
         _id(grant_id),
         _fk(object_id, target),
-        *_grant_columns(priv),
+        *_grant_columns("CREATE_TIME", priv),
         sa.UniqueConstraint(object_id, *_PRINCIPAL, priv),
         sa.Index(f"IX_{table}_PRINCIPAL_NAME_PRINCIPAL_TYPE", *_PRINCIPAL),
         **_MYSQL,
