@@ -461,3 +461,21 @@ def test_selects_through_the_store_sql(cases: dict[str, bytes], name: str) -> No
         where = to_sql(decode(cases[name]), columns)
         got = {row.ds for row in conn.execute(sa.select(t.c.ds).where(where))}
     assert got == SELECTED[name]
+
+
+def test_shared_subtrees_are_walked_within_a_budget(cases: dict[str, bytes]) -> None:
+    """Back-references let a few bytes name one subtree many times (X1 = X0 AND X0, X2 = X1 AND X1, ...): 40
+    levels would be 2^40 nodes to walk; the walk stops at its budget instead."""
+    root = hive_expr._read(cases["and3"], hive_expr._LIMITS, old_text=False)
+    node = root
+    for _ in range(40):
+        node = hive_expr._Obj(root.cls, dict(root.fields, chidren=[node, node]))
+    meaning = hive_expr._Meaning(hive_expr.DEFAULT_PARTITION_NAME, 1000)
+    with pytest.raises(HiveExprError, match=f"more than {hive_expr.MAX_VISITS} nodes"):
+        meaning.node(node)
+    assert meaning.visits == hive_expr.MAX_VISITS + 1
+    shallow = root
+    for _ in range(3):  # 8 copies of and3's operands: within the budget, read as one flat AND
+        shallow = hive_expr._Obj(root.cls, dict(root.fields, chidren=[shallow, shallow]))
+    assert hive_expr._Meaning(hive_expr.DEFAULT_PARTITION_NAME, 1000).node(shallow) == And(
+        EXPECTED["and3"].operands * 8)  # type: ignore[attr-defined]

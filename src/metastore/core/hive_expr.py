@@ -105,6 +105,7 @@ __all__ = ["DEFAULT_PARTITION_NAME", "ExprLimits", "HiveExpr", "HiveExprError", 
            "type_family"]
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
+MAX_VISITS = 100_000  # expression and column nodes one expression may make the server walk (shared ones each time)
 
 
 class HiveExprError(ValueError):
@@ -526,6 +527,9 @@ class _Meaning:
         self.default_partition_name = default_partition_name
         self.max_in_list = max_in_list
         self.columns: dict[str, str] = {}
+        # back-references let a few bytes name one subtree many times (And(X, X), X = And(Y, Y), ...): the walk,
+        # not the bytes, is what is bounded here
+        self.visits = 0
 
     @staticmethod
     def fail(what: str) -> HiveExprError:
@@ -556,7 +560,13 @@ class _Meaning:
             raise self.fail("a function node without arguments")
         return kids
 
+    def _visit(self) -> None:
+        self.visits += 1
+        if self.visits > MAX_VISITS:
+            raise self.fail(f"more than {MAX_VISITS} nodes")
+
     def node(self, obj: Any) -> Node:
+        self._visit()
         if not isinstance(obj, _Obj) or obj.cls != _EXPR_FUNC:
             raise self.fail("the expression is not a function of partition columns")
         name = self.udf_name(obj.fields.get("genericUDF"))
@@ -622,6 +632,7 @@ class _Meaning:
 
     def column(self, obj: Any) -> _Column:
         """A partition column, or a cast of one that keeps its values."""
+        self._visit()
         if isinstance(obj, _Obj) and obj.cls == _EXPR_COLUMN:
             key = obj.fields.get("column")
             if not isinstance(key, str) or not key:
