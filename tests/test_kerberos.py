@@ -306,6 +306,19 @@ def test_delegation_tokens(kdc: KDC, kserver: Server, sqlite_db: Database, as_us
                 d.get_delegation_token(f"alice@{REALM}", "alice")  # no token from a token
         finally:
             d.close()
+        with socket.create_connection(("127.0.0.1", other.port), timeout=10) as s:  # a non-ASCII response
+            s.sendall(b"\x01" + struct.pack("!i", 10) + b"DIGEST-MD5" + b"\x02" + struct.pack("!i", 0))
+            head = _read_exact(s, 5)
+            assert head[0] == 2  # OK: the challenge
+            challenge = _read_exact(s, struct.unpack("!i", head[1:])[0]).decode()
+            nonce = challenge.split('nonce="')[1].split('"')[0]
+            answer = (f'username="{user}",realm="default",nonce="{nonce}",cnonce="x",nc=00000001,qop=auth,'
+                      f'digest-uri="hive/localhost",response="\u00e9\u00e9"').encode()
+            s.sendall(b"\x02" + struct.pack("!i", len(answer)) + answer)
+            head = _read_exact(s, 5)
+            assert head[0] == 3  # BAD, with the reason, not a dropped connection
+            assert b"authentication failed" in _read_exact(s, struct.unpack("!i", head[1:])[0])
+        assert other.alive()
         with pytest.raises(Exception):  # noqa: B017  # a wrong password
             sasl_client(other.port, mechanism="DIGEST-MD5", username=user,
                         password=base64.b64encode(b"x" * 20).decode()).get_all_databases()

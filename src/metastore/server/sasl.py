@@ -35,9 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from thriftpy2.transport import TTransportException
+
 from ..config import Settings, SettingsError
 from ..core import identity
-from .thrift_server import Authenticated, Negotiate
+from .thrift_server import Authenticated, Negotiate, ReadTimeout, recv_exact
 
 if TYPE_CHECKING:
     from ..catalog.tokens import DelegationTokens
@@ -190,14 +192,7 @@ class _Wire:
         self.steps = 0
 
     def _exact(self, n: int) -> bytes:
-        chunks, got = [], 0
-        while got < n:
-            b = self.recv(min(n - got, 65536))
-            if not b:
-                raise ConnectionError("client closed the connection during SASL negotiation")
-            chunks.append(b)
-            got += len(b)
-        return b"".join(chunks)
+        return recv_exact(self.recv, n)
 
     def read(self) -> tuple[int, bytes]:
         self.steps += 1
@@ -253,12 +248,23 @@ class Negotiator:
                 raise SaslRefused("unsupported SASL mechanism (GSSAPI, DIGEST-MD5)")
         except SaslRefused as e:
             log.info("SASL negotiation with %s refused: %s", address, e)
-            try:
-                wire.write(e.status, str(e).encode())
-            except OSError:
-                pass
+            self._answer(wire, e)
             raise
+        except (ConnectionError, EOFError, OSError, TTransportException, ReadTimeout):  # gone, or silent too long
+            raise
+        except Exception as e:  # the store, the Kerberos library: the client gets an ERROR frame, the log the cause
+            log.warning("SASL negotiation with %s failed: %s", address, type(e).__name__, exc_info=True)
+            refused = SaslRefused("internal error during SASL negotiation", ERROR)
+            self._answer(wire, refused)
+            raise refused from None
         return auth
+
+    @staticmethod
+    def _answer(wire: _Wire, e: SaslRefused) -> None:
+        try:
+            wire.write(e.status, str(e).encode())
+        except OSError:
+            pass
 
     # ---- GSSAPI ---------------------------------------------------------------------------------------
 
@@ -290,6 +296,7 @@ class Negotiator:
         if layer not in (LAYER_NONE, LAYER_INTEGRITY, LAYER_PRIVACY) or not layer & self.protection:
             raise SaslRefused("GSSAPI: the client chose a security layer the server does not offer")
         full = str(ctx.initiator_name)
+        user = self.rules.short_name(full)
         authzid = chosen[4:]
         if authzid:
             try:
@@ -297,9 +304,8 @@ class Negotiator:
             except UnicodeDecodeError:
                 raise SaslRefused("GSSAPI: malformed authorization id") from None
             # acting for another user would need impersonation (proxy users), which is not supported
-            if claimed != full and claimed != self.rules.short_name(full):
+            if claimed not in (full, user):
                 raise SaslRefused("GSSAPI: the authorization id is not the authenticated principal")
-        user = self.rules.short_name(full)
         if user is None:
             log.info("GSSAPI: %s authenticated as %r, which no auth_to_local rule maps", address, full[:MAX_NAME])
             raise SaslRefused("GSSAPI: the principal maps to no local user (auth_to_local)")
@@ -347,7 +353,8 @@ class Negotiator:
             raise SaslRefused("DIGEST-MD5: unknown or expired delegation token")
         owner, password = found
         expected, rspauth = digest_response(fields, base64.b64encode(password).decode())
-        if not hmac.compare_digest(expected, fields.get("response", "")):
+        response = fields.get("response", "").encode("utf-8", "surrogatepass")  # any text a client sends
+        if not hmac.compare_digest(expected.encode(), response):
             raise SaslRefused("DIGEST-MD5: authentication failed")
         authzid = fields.get("authzid")
         if authzid and authzid != owner:

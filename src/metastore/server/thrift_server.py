@@ -602,27 +602,28 @@ class ThriftServer:
         whole before they are checked, and the answers wrapped."""
         left = 0
         wrap, unwrap = (auth.wrap, auth.unwrap) if auth is not None else (None, None)
-        plain = b""  # an unwrapped frame's payload, read from in place of the socket
+        plain, at = memoryview(b""), 0  # an unwrapped frame's payload, read from in place of the socket
 
         def recv(n: int) -> bytes:  # the bytes of the current frame only
-            nonlocal left, plain
+            nonlocal left, at
             if left <= 0:
                 raise reader._bad("the message is longer than its frame")
             if unwrap is not None:
-                b, plain = plain[:n], plain[n:]
+                b = bytes(plain[at:at + n])  # no copy of the rest of the frame per read
+                at += len(b)
             else:
                 b = c.recv(min(n, left))
             left -= len(b)
             return b
 
         def message() -> bytes:
-            nonlocal left, plain
+            nonlocal left, plain, at
             c.next_call(False)
-            (size,) = struct.unpack("!i", _recv_exact(c.recv, 4))
+            (size,) = struct.unpack("!i", recv_exact(c.recv, 4))
             if size <= 0 or size > self.max_message:
                 raise MessageTooLarge(f"frame of {size} bytes announced (limit {self.max_message})")
             if unwrap is not None:
-                plain = unwrap(_recv_exact(c.recv, size))
+                plain, at = memoryview(unwrap(recv_exact(c.recv, size))), 0
                 size = len(plain)
             left = size
             data = reader.message()
@@ -706,7 +707,7 @@ def _address(addr: object) -> str:
     return str(addr)
 
 
-def _recv_exact(recv: Callable[[int], bytes], n: int) -> bytes:
+def recv_exact(recv: Callable[[int], bytes], n: int) -> bytes:
     chunks, got = [], 0
     while got < n:
         b = recv(min(n - got, 1 << 20))
