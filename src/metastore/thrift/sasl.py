@@ -14,7 +14,7 @@ from typing import Any
 
 START, OK, BAD, ERROR, COMPLETE = 1, 2, 3, 4, 5
 MAX_NEGOTIATION = 1 << 20
-MAX_FRAME = 1 << 30
+MAX_FRAME = 256 * 1024 * 1024  # one answer: what the client will hold for a server (or a man in the middle)
 LAYER_NONE, LAYER_INTEGRITY, LAYER_PRIVACY = 1, 2, 4
 
 
@@ -29,7 +29,7 @@ class GssapiTransport:
                  prefer: tuple[int, ...] = (LAYER_NONE, LAYER_INTEGRITY, LAYER_PRIVACY)) -> None:
         self.sock, self.host, self.service, self.prefer = sock, host, service, prefer
         self._wbuf: list[bytes] = []
-        self._rbuf = b""
+        self._rbuf, self._at = memoryview(b""), 0  # the current data frame and how far it was read
         self._ctx: Any = None
         self.layer = 0
 
@@ -37,13 +37,14 @@ class GssapiTransport:
         return bool(self.sock.is_open())
 
     def _exact(self, n: int) -> bytes:
-        out = b""
-        while len(out) < n:
-            b = self.sock.read(n - len(out))
+        chunks, got = [], 0
+        while got < n:
+            b = self.sock.read(min(n - got, 1 << 20))
             if not b:
                 raise SaslError("the server closed the connection")
-            out += b
-        return out
+            chunks.append(b)
+            got += len(b)
+        return b"".join(chunks)
 
     def _send(self, status: int, payload: bytes) -> None:
         self.sock.write(bytes([status]) + struct.pack("!i", len(payload)) + payload)
@@ -102,15 +103,16 @@ class GssapiTransport:
         self.sock.close()
 
     def read(self, sz: int) -> bytes:
-        if not self._rbuf:
+        if self._at >= len(self._rbuf):
             (size,) = struct.unpack("!i", self._exact(4))
             if size <= 0 or size > MAX_FRAME:
                 raise SaslError(f"frame of {size} bytes")
             data = self._exact(size)
             if self.layer != LAYER_NONE:
                 data = bytes(self._ctx.unwrap(data).message)
-            self._rbuf = data
-        out, self._rbuf = self._rbuf[:sz], self._rbuf[sz:]
+            self._rbuf, self._at = memoryview(data), 0
+        out = bytes(self._rbuf[self._at:self._at + sz])  # thriftpy2 reads a field at a time: no copy of the rest
+        self._at += len(out)
         return out
 
     def write(self, buf: bytes) -> None:
