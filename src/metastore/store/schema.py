@@ -429,3 +429,12 @@ master_keys = sa.Table(
     sa.Column("MASTER_KEY", sa.String(767)),
     **_MYSQL,
 )
+# The store's own properties, as Hive's METASTORE_DB_PROPERTIES: "guid", the store's uuid (get_metastore_db_uuid),
+# made once, by the first call that asks for it.
+metastore_db_properties = sa.Table(
+    "METASTORE_DB_PROPERTIES", metadata,
+    sa.Column("PROPERTY_KEY", sa.String(255), primary_key=True),
+    sa.Column("PROPERTY_VALUE", sa.String(1000), nullable=False),
+    sa.Column("DESCRIPTION", sa.String(1000)),
+    **_MYSQL,
+)

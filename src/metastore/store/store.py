@@ -436,6 +436,15 @@ class Tx:
         """Roles, role grants, privileges and owners (store/privileges.py) in this transaction."""
         return PrivilegeQueries(self.conn)
 
+    def db_property(self, key: str, make: Callable[[], str], description: str | None = None) -> str:
+        """A property of the store (METASTORE_DB_PROPERTIES), made with `make()` and kept when it has none."""
+        t = s.metastore_db_properties
+        value = self.conn.execute(sa.select(t.c.PROPERTY_VALUE).where(t.c.PROPERTY_KEY == key)).scalar()
+        if value is None:
+            value = make()
+            self.conn.execute(t.insert().values(PROPERTY_KEY=key, PROPERTY_VALUE=value, DESCRIPTION=description))
+        return str(value)
+
     def close(self) -> None:
         if self._cur is not None:
             self._cur.close()
