@@ -492,6 +492,37 @@ def test_external_type_without_parameter(pair: Pair, reference: Reference, serve
     assert got == {"reference": "MANAGED_TABLE", "ours": "EXTERNAL_TABLE"}
 
 
+PATTERNS = [None, "", "*", ".*", "**", "p*", "P*", "p.*", "pl.in", "a.b", ".", "pa_t", "p_rt_t", "p%", "%", "_",
+            "*_t|orc*", "orc*|", "p* |x", " p* ", "[a-p]*", "pa+rt_t", "(p)lain", "^plain$", "plain?", "\\w+",
+            "(a|a)*b", "*" * 8 + "x"]
+
+
+def test_name_patterns(pair: Pair) -> None:
+    """Hive 2.3's server matches name patterns as its ORM turns them into SQL LIKE: '*' any characters, '.' one,
+    '|' alternatives, everything else literally (Hive's CLI sends `.*` for a plain SHOW TABLES)."""
+    got: dict[str, list[Any]] = {}
+    for side in (pair.ref, pair.ours):
+        db = unique("pat")
+        c = side.client
+        c.create_database(Database(name=db))
+        for name in ("plain", "part_t", "orc_t", "axb", "pa_t"):
+            c.create_table(table(db, name, keys=()))
+            c.create_function(Function(functionName=name, dbName=db, className="org.example.Upper",
+                                       ownerName="alice", ownerType=1, createTime=0, functionType=1,
+                                       resourceUris=[]))
+        rows: list[Any] = []
+        for p in PATTERNS:
+            tables = sorted(c.get_tables(db, p)) if p is not None else sorted(c.get_all_tables(db))
+            functions = sorted(c.get_functions(db, p)) if p is not None else None
+            dbs = sorted(n == db for n in c.get_databases(p.replace("p", db, 1) if p else p)) if p is not None \
+                else None
+            metas = sorted(t.tableName for t in c.get_table_meta(db, p, None)) if p else None
+            rows.append((p, tables, functions, dbs, metas))
+        c.drop_database(db, True, True)
+        got[side.name] = rows
+    assert got["ours"] == got["reference"]
+
+
 class _InsertData23:
     """Hive 2.3's InsertEventRequestData (field 1 filesAdded); the client's newer struct numbers it 2."""
 

@@ -15,12 +15,12 @@ covering the change has reached the subscribers (syncddl.py).
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
+from ..core.names import hive_pattern
 from ..thrift import hms
 from ..thrift.client import READ_PREFIXES
 from .catalog import CachedTable
@@ -104,7 +104,8 @@ class Front:
         if self.cache.blacklist_dbs:
             return self._miss("get_databases", pattern)
         self.hits += 1
-        return [n for n in self.cache.database_names() if _matches(pattern, n)]
+        match = hive_pattern(pattern)
+        return [n for n in self.cache.database_names() if match(n)]
 
     # -- tables ---------------------------------------------------------------------------------------
     def get_table(self, dbname: str, tbl_name: str) -> Any:
@@ -145,7 +146,8 @@ class Front:
         if names is None:
             return self._miss("get_tables", db_name, pattern)
         self.hits += 1
-        return [n for n in names if _matches(pattern, n)]
+        match = hive_pattern(pattern)
+        return [n for n in names if match(n)]
 
     # -- partitions -----------------------------------------------------------------------------------
     def _parts(self, db_name: str, tbl_name: str) -> tuple[CachedTable | None, list[tuple[str, Any]]]:
@@ -236,13 +238,6 @@ class Front:
 
 def _limit(items: list[Any], n: int | None) -> list[Any]:
     return items if n is None or n < 0 else items[:n]
-
-
-def _matches(pattern: str | None, name: str) -> bool:
-    # Hive's patterns: '*' any sequence, '|' alternatives, case-insensitive
-    if not pattern or pattern == "*":
-        return True
-    return any(fnmatch.fnmatchcase(name, alt.strip().lower()) for alt in pattern.split("|"))
 
 
 def wait_until(pred: Callable[[], bool], timeout: float) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
+from collections.abc import Callable
 
 from .errors import MetaError
 
@@ -121,3 +123,32 @@ def part_vals_from_name(keys: list[str], name: str, exc: type[Exception] = MetaE
     if extra:
         raise exc(f"Invalid partition name {name}: {extra[0]} is not a partition key (keys {java_list(lower)})")
     return [spec[k] for k in lower]
+
+
+def hive_pattern(pattern: str | None) -> Callable[[str], bool]:
+    """Hive's name patterns, as Hive 2.3's server matches them (its ORM turns the regular expression it builds
+    into SQL LIKE): '*' any characters, '.' one character, '|' between alternatives, every other character
+    itself, case-insensitively. So Hive's CLI's `.*` is any name and `pl.in` matches `plain`; an empty pattern or
+    alternative matches nothing. None (no pattern given) matches everything."""
+    if pattern is None:
+        return lambda _n: True
+    alts = [re.compile(_glob_of_hive_pattern(p), re.S) for p in pattern.strip().lower().split("|") if p]
+    return lambda n: any(a.match(n.lower()) for a in alts)
+
+
+def _glob_of_hive_pattern(alt: str) -> str:
+    # Hive replaces '*' by '.*' and keeps the rest as a regular expression; its ORM reads '.*' as LIKE's '%', a
+    # lone '.' as '_' and every other character literally. fnmatch's translation is linear (no backtracking
+    # blow-up from a client's pattern).
+    rx, glob, i = alt.replace("*", ".*"), [], 0
+    while i < len(rx):
+        if rx.startswith(".*", i):
+            glob.append("*")
+            i += 2
+        elif rx[i] == ".":
+            glob.append("?")
+            i += 1
+        else:
+            glob.append(f"[{rx[i]}]" if rx[i] in "*?[]!" else rx[i])
+            i += 1
+    return fnmatch.translate("".join(glob))
