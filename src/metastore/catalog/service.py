@@ -7,10 +7,8 @@ after the metadata is validated; directories are removed only after the metadata
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import posixpath
-import re
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -34,7 +32,15 @@ from ..core.errors import (
 )
 from ..core.events import EventType
 from ..core.filters import FilterError, Node, keys_of, parse
-from ..core.names import bad_values_message, column_error, java_list, make_part_name, part_vals_from_name, valid_name
+from ..core.names import (
+    bad_values_message,
+    column_error,
+    hive_pattern,
+    java_list,
+    make_part_name,
+    part_vals_from_name,
+    valid_name,
+)
 from ..store.store import Store, TableRef, Tx
 from .authz import Authorizer
 from .locations import LocationPolicy, Occupant, is_under, lexical_path, overlap, resolve, spellings
@@ -58,14 +64,6 @@ COLUMN_STATS_ACCURATE = "COLUMN_STATS_ACCURATE"
 
 def _now() -> int:
     return int(time.time())
-
-
-def hive_pattern(pattern: str | None) -> Callable[[str], bool]:
-    """Hive's name patterns: '*' any characters, '|' alternatives, matched case-insensitively."""
-    if pattern is None or pattern in ("", "*"):
-        return lambda _n: True
-    alts = [re.compile(fnmatch.translate(p.strip().lower()), re.S) for p in pattern.split("|")]
-    return lambda n: any(a.match(n.lower()) for a in alts)
 
 
 class Catalog:
