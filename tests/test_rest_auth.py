@@ -12,6 +12,8 @@ import hmac
 import http.server
 import json
 import os
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -134,15 +136,22 @@ def audit_lines(audit: Path) -> list[dict[str, Any]]:
 
 
 def logged(audit: Path, after: int, **fields: Any) -> dict[str, Any]:
-    """The first audit line past the first `after` ones with these fields. A line is written once its answer
-    is sent: the client may see the answer first, so this waits for it (up to 60 s)."""
+    """The first audit line past the first `after` ones with these fields. A line is written before its answer
+    is sent: it is there once the client has the answer."""
+    found = [e for e in audit_lines(audit)[after:] if all(e.get(k) == v for k, v in fields.items())]
+    assert found, (fields, audit_lines(audit)[after:])
+    return found[0]
+
+
+def logged_soon(audit: Path, after: int, **fields: Any) -> dict[str, Any]:
+    """`logged`, for a call whose client does not wait for its answer: waits for the line (up to 60 s)."""
     deadline = time.monotonic() + 60
-    while True:
-        found = [e for e in audit_lines(audit)[after:] if all(e.get(k) == v for k, v in fields.items())]
-        if found or time.monotonic() > deadline:
-            assert found, (fields, audit_lines(audit)[after:])
-            return found[0]
-        time.sleep(0.05)
+    while time.monotonic() < deadline:
+        try:
+            return logged(audit, after, **fields)
+        except AssertionError:
+            time.sleep(0.05)
+    return logged(audit, after, **fields)
 
 
 def test_pyiceberg_with_a_credential_gets_a_token_and_works(setup: tuple[Server, str, Path]) -> None:
@@ -189,6 +198,34 @@ def test_a_wrong_secret_or_grant_is_refused_in_the_oauth_error_model(setup: tupl
     assert r.status_code == 400 and r.json()["error"] == "invalid_request", r.text
     with pytest.raises(OAuthError):
         catalog(srv, credential=f"{cid}:wrong")
+
+
+def test_a_refused_call_whose_client_is_gone_is_logged_with_its_refusal(setup: tuple[Server, str, Path]) -> None:
+    """The audit line is written before the answer is sent: a client that resets its connection as soon as its
+    token request is out (the server checks the secret for tens of ms, so the reset is there before the answer)
+    leaves the line of its refusal, not of the broken connection the answer then meets."""
+    srv, credential, audit = setup
+    cid = credential.split(":", 1)[0]
+    start = len(audit_lines(audit))
+    form = f"grant_type=client_credentials&client_id={cid}&client_secret=not-the-secret".encode()
+    request = (b"POST /v1/oauth/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n" % len(form)) + form
+    with socket.create_connection(("127.0.0.1", srv.rest_port), timeout=30) as s:
+        # a first request answered: the connection is accepted and read by its thread before the reset
+        s.sendall(b"GET /v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += s.recv(65536)
+        length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        body = head.split(b"\r\n\r\n", 1)[1]
+        while len(body) < length:
+            body += s.recv(65536)
+        s.sendall(request)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close() resets
+    line = logged_soon(audit, start, method="getToken", principal="anonymous")
+    assert line["result"] == "TokenRequestError", line
+    assert line["address"].startswith("127.0.0.1:"), line
+    assert "not-the-secret" not in audit.read_text()
 
 
 def test_a_token_is_refreshed_by_token_exchange(setup: tuple[Server, str, Path], idp: Idp) -> None:

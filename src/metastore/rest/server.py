@@ -217,6 +217,8 @@ class _Handler(BoundedHandler):
     audit: AuditLog | None = None
     auth: OAuth2 | None = None  # rest_auth = oauth2: every operation but PUBLIC needs a valid bearer token
     _extra_headers: tuple[tuple[str, str], ...] = ()  # sent with the next answer (end_headers)
+    _record: identity.Call | None = None  # the current call's audit record, until its line is written
+    _outcome: BaseException | None = None  # the error the current call is answered with
 
     @classmethod
     def error_body(cls, code: int, message: str, kind: str = "") -> bytes:
@@ -256,12 +258,30 @@ class _Handler(BoundedHandler):
             with identity.calling(method) as record:  # _handle names the operation once it is routed
                 if refused is not None:
                     record.method = self._operation(method) or method
+                self._record, self._outcome = record, None
                 try:
-                    error = self._answer(method, refused)
-                except BaseException as e:
-                    self.audit.record("rest", record, e)
+                    self._answer(method, refused)
+                except BaseException as e:  # failed before an answer went out (a client gone within its body)
+                    self._audit_line(e)
                     raise
-                self.audit.record("rest", record, error)
+                finally:
+                    self._audit_line(None)  # (a call answered has its line already)
+
+    def _audit_line(self, error: BaseException | None) -> None:
+        """The call's audit line, once: written before its answer is sent (send_body), so that a call is
+        logged with its own result even when the client is gone before it reads the answer, and the line is
+        in the log when the client has the answer."""
+        record, self._record = self._record, None
+        if record is None or self.audit is None:
+            return
+        try:
+            self.audit.record("rest", record, error)
+        except (OSError, ValueError) as e:  # the answer still goes out; the failure is the operator's to see
+            log.error("cannot write the audit log %s: %s", self.audit.path, e)
+
+    def send_body(self, status: int, body: bytes | None, content_type: str = "application/json") -> None:
+        self._audit_line(self._outcome)
+        super().send_body(status, body, content_type)
 
     def _operation(self, method: str) -> str | None:
         """The operation the request names, if it names one (without answering anything)."""
@@ -295,8 +315,9 @@ class _Handler(BoundedHandler):
             return anonymous, NotAuthorizedException("the token could not be checked; see the server log")
         return identity.Principal(who.user, method=identity.OAUTH2, full_name=who.subject, address=address), None
 
-    def _answer(self, method: str, refused: NotAuthorizedException | None = None) -> BaseException | None:
-        """Handle the request (or answer its refusal); returns the error it was answered with, if any."""
+    def _answer(self, method: str, refused: NotAuthorizedException | None = None) -> None:
+        """Handle the request (or answer its refusal); `_outcome` is the error it is answered with, if any
+        (set before the answer is sent: the audit line is written then)."""
         try:
             if refused is not None:
                 raise refused
@@ -304,36 +325,35 @@ class _Handler(BoundedHandler):
         except (RequestTimeout, Gone):
             raise
         except NotAuthorizedException as e:
+            self._outcome = e
             self._extra_headers = (("WWW-Authenticate", e.challenge),)
             self.send_error_body(e)
-            return e
         except HttpError as e:  # a RestError, or a refused request (Content-Length, body size)
+            self._outcome = e
             self.send_error_body(e)
-            return e
         except TokenRequestError as e:  # the token endpoint's refusals, in the spec's OAuthError model
+            self._outcome = e
             headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
             if e.status == 401:
                 headers.append(("WWW-Authenticate", 'Basic realm="metastore"'))
             self._extra_headers = tuple(headers)
             self.send_body(e.status, json.dumps(e.body()).encode())
-            return e
         except (AccessDenied, NotAuthenticated) as e:  # the catalog's refusals: 403, 401
+            self._outcome = e
             refusal = access_error(e)
             assert refusal is not None
             if isinstance(refusal, NotAuthorizedException):
                 self._extra_headers = (("WWW-Authenticate", refusal.challenge),)
             self.send_error_body(refusal)
-            return e
         except CatalogError as e:  # anything the operations did not map themselves
+            self._outcome = e
             self.send_error_body(RestError(500, "ServiceFailureException", e.message))
-            return e
         except Exception as e:  # a bug or an unexpected failure: answered, logged, the server goes on
+            self._outcome = e
             log.exception("%s %r failed", method, self.path)  # the path is the client's: repr escapes it
             # an unexpected error's text may quote a file or a setting: the log has it, the client does not
             self.send_error_body(RestError(500, "ServiceFailureException",
                                            f"Internal error ({e.__class__.__name__}); see the server log"))
-            return e
-        return None
 
     def _body(self) -> JsonValue:
         if "Transfer-Encoding" not in self.headers and self.headers.get("Content-Length") is None:
