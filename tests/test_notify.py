@@ -504,3 +504,21 @@ def test_gzip_message_is_read_and_a_bomb_refused(monkeypatch: pytest.MonkeyPatch
     bomb = base64.b64encode(gzip.compress(b" " * 1_000_000))  # ~1 KiB of gzip
     with pytest.raises(messages.MessageError, match="inflates beyond 1000 bytes"):
         messages.message_fields(bomb, "gzip(json-2.0)")
+
+
+def test_gzip_message_must_be_one_whole_stream() -> None:
+    """A gzip message cut short (its trailer, and so its CRC check, missing) is refused, not read in part; so is
+    one with anything after its stream (a second gzip member, garbage). Each is otherwise valid JSON."""
+    import base64
+    import gzip
+
+    from metastore.core import messages
+
+    whole = gzip.compress(b'{"db":"d","table":"t"}')
+    assert messages.message_fields(base64.b64encode(whole), "gzip(json-2.0)") == {"db": "d", "table": "t"}
+    for bad, why in ((whole[:-8], "truncated"), (whole[:-3], "truncated"),
+                     (whole + gzip.compress(b' '), "data after its stream"),
+                     (gzip.compress(b'{"db":"d",') + gzip.compress(b'"table":"t"}'), "data after its stream"),
+                     (whole + b"garbage", "data after its stream")):
+        with pytest.raises(messages.MessageError, match=why):
+            messages.message_fields(base64.b64encode(bad), "gzip(json-2.0)")

@@ -396,10 +396,16 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 
 
 def _gunzip(data: bytes) -> bytes:
+    """The text of one whole gzip stream, at most MAX_MESSAGE_BYTES: a stream cut short (no trailer, so its CRC
+    unchecked) or followed by anything (a second member, garbage) is refused, not read in part."""
     d = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
     out = d.decompress(data, MAX_MESSAGE_BYTES)
-    if d.unconsumed_tail:
+    if d.unconsumed_tail or (not d.eof and len(out) >= MAX_MESSAGE_BYTES):
         raise MessageError(f"a gzip message inflates beyond {MAX_MESSAGE_BYTES} bytes")
+    if not d.eof:
+        raise MessageError("a gzip message ends before its stream does (truncated)")
+    if d.unused_data:
+        raise MessageError("a gzip message has data after its stream")
     return out
 
 
