@@ -11,7 +11,8 @@ Who may manage (with authorization "sql"; with "none" anyone may, as Hive withou
 - roles: create, drop, list all names: admin; grant, revoke, list members of a role: admin or a holder of the
   role WITH ADMIN OPTION; a principal's roles: admin or the principal itself;
 - privileges: grant or revoke: admin, the object's owner, or a holder of the privilege (or ALL) WITH GRANT
-  OPTION on the object or a level above it; list a principal's: admin or the principal itself.
+  OPTION on the object or a level above it; list a principal's: admin or the principal itself. An object owned
+  by the role `public` (the `default` database) is everyone's to create in, no one's to grant on as its owner.
 
 `rights(principal)` is what the authorizer (catalog/authz.py) checks against: the principal's roles (the
 closure over role grants, `public` included) and every privilege granted to it, its groups and its roles, kept
@@ -371,13 +372,24 @@ class Privileges:
             raise NoSuchObject(f"{obj.describe()} does not exist")
         return obj, object_id
 
+    @staticmethod
+    def _owns(q: PrivilegeQueries, r: Rights, obj: m.ObjectRef) -> bool:
+        """Whether the caller owns the database or table `obj` as an owner that grants on it: not through the role
+        `public`, whose ownership (the default database's) lets everyone create in it, not grant, list or revoke
+        every privilege on it."""
+        if obj.type == m.TABLE and obj.db and obj.table:
+            owner = q.table_owner(obj.db, obj.table)
+        elif obj.type == m.DATABASE and obj.db:
+            owner = q.database_owner(obj.db)
+        else:
+            return False
+        if owner is None or (owner[1] == m.ROLE and (owner[0] or "").lower() == m.PUBLIC):
+            return False
+        return r.owner_is(owner)
+
     def _may_grant(self, q: PrivilegeQueries, r: Rights, obj: m.ObjectRef, privilege: str) -> bool:
         """admin, the object's owner, or a holder of the privilege (or ALL) WITH GRANT OPTION on it or above."""
-        if r.admin:
-            return True
-        if obj.type == m.TABLE and obj.db and obj.table and r.owner_is(q.table_owner(obj.db, obj.table)):
-            return True
-        if obj.type == m.DATABASE and obj.db and r.owner_is(q.database_owner(obj.db)):
+        if r.admin or self._owns(q, r, obj):
             return True
         levels = [m.GLOBAL_OBJECT]
         if obj.type != m.GLOBAL:
@@ -465,9 +477,7 @@ class Privileges:
             if obj is not None:
                 obj, _ = self._object(q, obj)
             allowed = r.admin or (name is not None and self._is_self(r, name, ptype or m.USER)) or (
-                obj is not None and obj.type == m.TABLE and obj.db and obj.table and r.owner_is(
-                    q.table_owner(obj.db, obj.table))) or (
-                obj is not None and obj.type == m.DATABASE and obj.db and r.owner_is(q.database_owner(obj.db)))
+                obj is not None and self._owns(q, r, obj))
             if not allowed:
                 raise self._deny(r, "SHOW_GRANT", "[ADMIN PRIVILEGE] on Object [type=GLOBAL, name=null]")
             return q.grants(principals, obj)

@@ -1,0 +1,74 @@
+"""The authorizer attacked through the Thrift front by an unprivileged user (authorization=sql, no authentication:
+users are who set_ugi says, as in tests/test_privileges.py), on every backend.
+
+`root` is the administrator (admin_users); `bob` and `carol` hold only what a test grants them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hive_metastore.ttypes import (
+    MetaException,
+)
+from test_privileges import DATABASE, DENIED, TABLE, USER, As, obj, priv, table
+from thrift.Thrift import TApplicationException
+
+from conftest import Database as StoreDb
+from conftest import Server, unique
+
+
+@pytest.fixture(scope="module")
+def authz_server(database: StoreDb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(database, tmp_path_factory.mktemp("authz_attacks"), "--no-rest",
+                 env={"METASTORE_AUTHORIZATION": "sql", "METASTORE_ADMIN_USERS": "root"}).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def users(authz_server: Server) -> Iterator[dict[str, As]]:
+    got = {u: As(authz_server, u) for u in ("root", "bob", "carol", "dave")}
+    yield got
+    for c in got.values():
+        c.c.close()
+
+
+def denied(call: object, *args: object) -> str:
+    """The call is refused by the authorizer (Hive's MetaException text); its message."""
+    with pytest.raises((MetaException, TApplicationException)) as e:
+        call(*args)  # type: ignore[operator]
+    message = str(e.value.message)
+    assert DENIED in message, message
+    return message
+
+
+# ---- 1: the default database is owned by the role public: everyone creates in it, no one grants on it as owner
+
+
+def test_ownership_through_public_gives_no_grant_on_the_default_database(users: dict[str, As]) -> None:
+    root, bob, carol = users["root"], users["bob"], users["carol"]
+    secret = unique("secret")
+    root.create_table(table("default", secret))
+    denied(bob.get_table, "default", secret)
+    # everyone may create tables in default, and owns what he creates there
+    mine = unique("bobs")
+    bob.create_table(table("default", mine))
+    assert root.get_table("default", mine).owner == "bob"
+    # but the role public's ownership is no owner's right to grant: bob cannot give himself (or carol) every
+    # table of the database, nor list or take away others' grants on it
+    denied(bob.grant_privileges, priv(obj(DATABASE, "default"), "bob", USER, "SELECT"))
+    denied(bob.grant_privileges, priv(obj(DATABASE, "default"), "carol", USER, "ALL", True))
+    denied(bob.get_table, "default", secret)
+    assert secret not in bob.get_all_tables("default") and mine in bob.get_all_tables("default")
+    root.grant_privileges(priv(obj(DATABASE, "default"), "carol", USER, "SELECT"))
+    denied(bob.list_privileges, None, 0, obj(DATABASE, "default"))
+    denied(bob.revoke_privileges, priv(obj(DATABASE, "default"), "carol", USER, "SELECT"))
+    assert carol.get_table("default", secret).tableName == secret
+    root.revoke_privileges(priv(obj(DATABASE, "default"), "carol", USER, "SELECT"))
+    # his own table is his to grant on
+    bob.grant_privileges(priv(obj(TABLE, "default", mine), "carol", USER, "SELECT"))
+    assert carol.get_table("default", mine).tableName == mine
+    root.drop_table("default", mine, True)
+    root.drop_table("default", secret, True)
