@@ -19,7 +19,7 @@ import pytest
 from metastore.core.names import make_part_name
 from metastore.notify.subscriber import Message as BusMessage
 from metastore.pipeline import JobContext, Pipeline, Runner, notify_insert, rejected, status
-from metastore.pipeline.core import parse_part, part_key
+from metastore.pipeline.core import _MAX_ERROR, _one_line, parse_part, part_key
 from metastore.thrift import hms
 from metastore.thrift.client import MetastoreClient
 
@@ -248,3 +248,34 @@ def test_hostile_messages_and_failing_jobs_do_not_stop_the_runner(server: Server
     warned = [r.getMessage() for r in caplog.records if "event 112" in r.getMessage()]
     assert len(warned) == 1 and "\n" not in warned[0] and "forged" in warned[0], warned
     assert pipe.db.rows("SELECT count(*) FROM runs WHERE finished IS NULL")[0][0] == 0
+
+
+def test_log_lines_escape_and_clip_what_messages_and_jobs_chose(server: Server, ms: MetastoreClient, tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    """A rejected message's warning and a failed job's warning keep a hostile topic, body or job message on
+    their own line, escaped, and bounded (_MAX_ERROR characters a value, escapes included)."""
+    assert len(_one_line("\n" * 5000)) == _MAX_ERROR and _one_line("a\x1bb\u2028") == "a\\x1bb\\u2028"
+    db, name = make_table(ms, ("day",))
+    pipe = Pipeline(server.uri, str(tmp_path / "state.sqlite"), name="loglines", retry_backoff=0.01)
+
+    @pipe.on_partition(f"{db}.{name}", name="record", max_attempts=1)
+    def record(ctx: JobContext) -> None:
+        raise ValueError(f"bad day {ctx.partition['day']}")
+
+    runner = Runner(pipe, None, start="latest")
+    try:
+        with caplog.at_level(logging.WARNING, logger="metastore.pipeline"):
+            # a topic of 5,000 control characters (each escaped to 4) and a body that is not JSON
+            runner._on_message(BusMessage("\x1b" * 5000, 201, "ADD_PARTITION", "not json {", {}))
+            runner._on_message(_bus(202, "ADD_PARTITION", {"db": db, "table": name, "partitions": [
+                {"day": "x\n2026-01-01 ERROR forged"}]}))
+            runner.run(until_idle=True)
+    finally:
+        runner.close()
+    [rejected_line] = [r.getMessage() for r in caplog.records if "event 201" in r.getMessage()]
+    assert "\n" not in rejected_line and "\x1b" not in rejected_line, rejected_line[:200]
+    assert len(rejected_line) < 2 * _MAX_ERROR, len(rejected_line)  # the topic clipped, escapes included
+    [failed] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("job record")]
+    first, *frames = failed.split("\n")
+    assert "bad day x\\n2026-01-01 ERROR forged" in first, first
+    assert frames and not any("forged" in line for line in frames), failed  # the frames name code only

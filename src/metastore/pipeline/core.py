@@ -138,9 +138,15 @@ def _describe(e: BaseException) -> str:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
-def _one_line(text: str) -> str:
-    """A message's text for one log line: control characters escaped, so that a hostile body cannot forge lines."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+def _one_line(text: object) -> str:
+    """A client's or a job's value for one log line: control characters escaped, so that a hostile body cannot
+    forge lines, and the result (escapes included) clipped to _MAX_ERROR characters."""
+    try:
+        s = str(text)
+    except Exception:  # noqa: BLE001 - a job's object may be as broken as the job
+        s = f"{type(text).__name__} (its text could not be read)"
+    s = s[:_MAX_ERROR]  # an escape is at most 6 characters: escape no more than is kept
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)[:_MAX_ERROR]
 
 
 class StateDB:
@@ -363,7 +369,7 @@ class Runner:
                       "WHERE status = 'running'", (stopped, now))
         if failed:
             log.error("pipeline %s: %d job(s) were running at their last attempt when the runner stopped: "
-                      "left failed", self.pipeline.name, failed)
+                      "left failed", _one_line(self.pipeline.name), failed)
 
     # ---- the subscription's side (its own thread) ---------------------------------------------------
 
@@ -381,8 +387,8 @@ class Runner:
         error = "; ".join(errors)[:_MAX_ERROR] or None
         if error is not None:
             self.events_rejected += 1
-            log.warning("pipeline %s: event %d (%s on %s): %s", self.pipeline.name, msg.event_id, kind,
-                        _one_line(msg.topic), _one_line(error))
+            log.warning("pipeline %s: event %d (%s on %s): %s", _one_line(self.pipeline.name), msg.event_id,
+                        _one_line(kind), _one_line(msg.topic), _one_line(error))
         now = time.time()
         with self.db.connect() as c:
             c.execute("INSERT OR IGNORE INTO seen(event_id, topic, event_type, tbl, partitions, received, error) "
@@ -457,8 +463,10 @@ class Runner:
             job.fn(JobContext(self.spark, job.name, job.table, partition, r["event_id"], attempt))
         except (Exception, SystemExit) as e:  # noqa: BLE001 - recorded, retried, then failed
             error = _describe(e)
-            log.warning("job %s %s attempt %d failed: %s\n%s", r["job"], r["part"], attempt, error,
-                        traceback.format_exc())
+            # the job's message (it may quote a partition's value) on the line, escaped; then the frames only,
+            # which name code, not data
+            log.warning("job %s %s attempt %d failed: %s\n%s", _one_line(r["job"]), _one_line(r["part"]), attempt,
+                        _one_line(error), "".join(traceback.format_tb(e.__traceback__)).rstrip())
             return error, False
         return None, False
 
@@ -503,7 +511,7 @@ class Runner:
         try:
             target = self.current_event_id()
         except MetastoreUnavailable as e:
-            log.warning("pipeline %s: %s; retrying", self.pipeline.name, e)
+            log.warning("pipeline %s: %s; retrying", _one_line(self.pipeline.name), _one_line(e))
             return False
         deadline = time.monotonic() + 30
         while (self.state.position or 0) < target:
@@ -537,7 +545,8 @@ class Runner:
         try:
             self.sub.join(10)
         except Exception as e:  # noqa: BLE001 - its error was raised by run() already, or is moot at close
-            log.debug("pipeline %s: the subscription ended with %s", self.pipeline.name, _describe(e))
+            log.debug("pipeline %s: the subscription ended with %s", _one_line(self.pipeline.name),
+                      _one_line(_describe(e)))
         self.client.close()
 
 
