@@ -10,9 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 from hive_metastore.ttypes import (
+    Database,
     MetaException,
 )
-from test_privileges import DATABASE, DENIED, TABLE, USER, As, obj, priv, table
+from test_privileges import DATABASE, DENIED, ROLE, TABLE, USER, As, obj, priv, table
 from thrift.Thrift import TApplicationException
 
 from conftest import Database as StoreDb
@@ -72,3 +73,38 @@ def test_ownership_through_public_gives_no_grant_on_the_default_database(users: 
     assert carol.get_table("default", mine).tableName == mine
     root.drop_table("default", mine, True)
     root.drop_table("default", secret, True)
+
+
+# ---- 2: an owner is changed by an administrator only (stealing the default database, giving away a table)
+
+
+def test_an_owner_is_changed_by_an_administrator_only(users: dict[str, As]) -> None:
+    root, bob = users["root"], users["bob"]
+    stolen = bob.get_database("default")
+    stolen.ownerName, stolen.ownerType = "bob", USER
+    denied(bob.alter_database, "default", stolen)
+    after = root.get_database("default")
+    assert (after.ownerName, after.ownerType) == ("public", ROLE)
+    db = unique("odb")
+    root.create_database(Database(name=db, description="d", parameters={}, ownerName="bob", ownerType=USER))
+    assert root.get_database(db).ownerName == "bob"
+    given = bob.get_database(db)
+    given.ownerName = "carol"
+    denied(bob.alter_database, db, given)
+    given = bob.get_database(db)
+    given.ownerType = ROLE
+    denied(bob.alter_database, db, given)
+    kept = bob.get_database(db)
+    kept.parameters = {"k": "v"}
+    bob.alter_database(db, kept)  # his to alter, keeping its owner
+    assert (root.get_database(db).ownerName, root.get_database(db).parameters.get("k")) == ("bob", "v")
+    bob.create_table(table(db, "t"))
+    t = bob.get_table(db, "t")
+    t.owner = "carol"
+    denied(bob.alter_table, db, "t", t)
+    assert root.get_table(db, "t").owner == "bob"
+    t = root.get_table(db, "t")
+    t.owner = "carol"
+    root.alter_table(db, "t", t)  # an administrator may
+    assert root.get_table(db, "t").owner == "carol"
+    root.drop_database(db, True, True)

@@ -17,6 +17,7 @@ holds below it (GLOBAL > DATABASE > TABLE); `admin` holds everything; owners hav
   needs INSERT (or ALL); a rename into another database also needs CREATE there;
 - create a database: admin; alter or drop one: its ownership; read one: any privilege on it, on one of its
   tables, or ownership of it or of one of its tables (listings show only those);
+- change the owner of a database or table (alter_database, alter_table): admin, as Hive's ALTER ... SET OWNER;
 - functions: anyone reads them; create, alter, drop: CREATE on the database, its ownership, or (alter, drop)
   the function's;
 - locks: SHARED_READ on a table needs SELECT; SHARED_WRITE/EXCLUSIVE needs INSERT (or UPDATE, DELETE, ALL) or
@@ -147,6 +148,12 @@ class Check:
         owner = self.database_owner(db)
         return owner is None or self.r.owner_is(owner)
 
+    def owner_change(self, obj: m.ObjectRef) -> None:
+        """An alter that gives the object another owner: an administrator's (an owner could otherwise give
+        away what it owns, or anyone take the default database, which the role public owns)."""
+        if not self.r.admin:
+            raise self.deny(ADMIN, obj)
+
     def see_database(self, db: str) -> None:
         db = (db or "").lower()
         obj = m.ObjectRef(m.DATABASE, db)
@@ -200,26 +207,45 @@ def _alter_rule(c: Check, a: dict[str, Any]) -> None:
 
 
 def _check_alter(c: Check, db: str, name: str, new: m.Table) -> None:
-    """Ownership, or INSERT when only the table's parameters change (not EXTERNAL)."""
+    """Ownership, or INSERT when only the table's parameters change (not EXTERNAL); admin to change its owner."""
     db, name = db.lower(), name.lower()
     new_db, new_name = (new.dbName or db).lower(), (new.tableName or name).lower()
-    if (new_db, new_name) != (db, name):
+    renamed = (new_db, new_name) != (db, name)
+    if c.r.admin:
         c.table_ownership(db, name)
         if new_db != db:
             c.create_in(new_db)
-        return
-    if c.r.admin:
-        c.table_ownership(db, name)
         return
     try:
         old = c.authz.catalog.get_table(db, name)
     except Exception:  # a missing table: the operation answers it, after the ownership check
         c.table_ownership(db, name)
         return
-    if _params_only(old, new):
+    if renamed:
+        c.table_ownership(db, name)
+        if new_db != db:
+            c.create_in(new_db)
+    elif _params_only(old, new):
         c.table(db, name, INSERT)
     else:
         c.table_ownership(db, name)
+    if (new.owner, new.ownerType or m.USER) != (old.owner, old.ownerType or m.USER):
+        c.owner_change(m.ObjectRef(m.TABLE, db, name))
+
+
+def _alter_database_rule(c: Check, a: dict[str, Any]) -> None:
+    """Ownership of the database; admin to give it another owner (an ownerType left out keeps the old one)."""
+    c.database_ownership(a["name"])
+    if c.r.admin:
+        return
+    try:
+        old = c.authz.catalog.get_database(a["name"])
+    except Exception:  # a missing database: the operation answers it
+        return
+    new = a["new"]
+    old_type = old.ownerType or m.USER
+    if (new.ownerName, new.ownerType or old_type) != (old.ownerName, old_type):
+        c.owner_change(m.ObjectRef(m.DATABASE, (a["name"] or "").lower()))
 
 
 def _params_only(old: m.Table, new: m.Table) -> bool:
@@ -316,7 +342,7 @@ RULES: dict[str, tuple[_Rule, _Post | None]] = {
     "create_database": (_admin, None),
     "get_database": (lambda c, a: c.see_database(a["name"]), None),
     "get_databases": (_open, _filter_databases),
-    "alter_database": (lambda c, a: c.database_ownership(a["name"]), None),
+    "alter_database": (_alter_database_rule, None),
     "drop_database": (lambda c, a: c.database_ownership(a["name"]), None),
     "ensure_default_database": (_admin, None),
     # tables
