@@ -228,6 +228,29 @@ def test_a_refused_call_whose_client_is_gone_is_logged_with_its_refusal(setup: t
     assert "not-the-secret" not in audit.read_text()
 
 
+def test_refusals_are_logged_as_denied_and_token_requests_name_their_client(setup: tuple[Server, str, Path]) -> None:
+    """A call refused for who its caller is says `allowed: false` (denied AUTHENTICATION): no token, a token that
+    is not one, a wrong client secret; a token request's line names the client it was for, never the secret."""
+    srv, credential, audit = setup
+    cid = credential.split(":", 1)[0]
+    start = len(audit_lines(audit))
+    refused(get(srv, "/v1/namespaces"))
+    refused(get(srv, "/v1/namespaces", "not.a.token"))
+    r = requests.post(srv.rest_uri + "/v1/oauth/tokens", timeout=30,
+                      data={"grant_type": "client_credentials", "client_id": cid, "client_secret": "wrong-secret"})
+    assert r.status_code == 401, r.text
+    assert get(srv, "/v1/namespaces", token_of(srv, credential)).status_code == 200
+    got = audit_lines(audit)[start:]
+    assert [(e["method"], e["result"], e["allowed"], e["denied"]) for e in got] == [
+        ("listNamespaces", "NotAuthorizedException", False, "AUTHENTICATION"),
+        ("listNamespaces", "NotAuthorizedException", False, "AUTHENTICATION"),
+        ("getToken", "TokenRequestError", False, "AUTHENTICATION"),
+        ("getToken", "ok", True, None),
+        ("listNamespaces", "ok", True, None)], got
+    assert [e["objects"] for e in got if e["method"] == "getToken"] == [[f"client:{cid}"]] * 2
+    assert "wrong-secret" not in audit.read_text() and credential.split(":", 1)[1] not in audit.read_text()
+
+
 def test_a_token_is_refreshed_by_token_exchange(setup: tuple[Server, str, Path], idp: Idp) -> None:
     """As Iceberg's clients refresh a token: RFC 8693's exchange of a valid token of ours, for its client."""
     srv, credential, _ = setup

@@ -44,6 +44,7 @@ from typing import Any
 import jwt
 from jwt import PyJWK
 
+from ..core import identity
 from .clients import MAX_CLIENT_ID, MAX_SECRET, Client, ClientRegistry
 from .errors import AuthFailed, TokenRequestError
 
@@ -264,6 +265,14 @@ class ExternalIssuer:
         return TokenIdentity(user, sub if isinstance(sub, str) else user, self.issuer)
 
 
+def _audit_client(client_id: str) -> None:
+    """The audit line of a token request names the client it is for (client:ID, clipped by the log), so that
+    the failures of a guessed secret can be counted per client; never the secret."""
+    call = identity.current_call()
+    if call is not None:
+        call.objects.append(f"client:{client_id}")
+
+
 def _why(e: Exception) -> str:
     return str(e)[:200]
 
@@ -318,6 +327,7 @@ class OAuth2:
             secret = urllib.parse.unquote_plus(basic_secret)
         if not client_id or secret is None:
             raise TokenRequestError(401, "invalid_client", "client_id and client_secret are required")
+        _audit_client(client_id)
         if len(client_id) > MAX_CLIENT_ID or len(secret) > MAX_SECRET:
             raise TokenRequestError(401, "invalid_client", "client authentication failed")
         client = self.clients.check(client_id, secret)
@@ -340,6 +350,8 @@ class OAuth2:
         except (AuthFailed, jwt.PyJWTError):
             raise TokenRequestError(400, "invalid_grant", "the subject token is not a valid token of this server") \
                 from None
+        if who.client_id:
+            _audit_client(who.client_id)
         client = self.clients.get(who.client_id) if who.client_id else None
         if client is None or client.user != who.user:
             raise TokenRequestError(400, "invalid_grant", "the subject token's client is no longer registered")

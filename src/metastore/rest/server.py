@@ -105,6 +105,7 @@ ROUTES = (
 _COMPILED = [(r, r.pattern()) for r in ROUTES]
 _ROOTS = {r.path.split("/")[0] for r in ROUTES}
 PUBLIC = frozenset({"getToken", "getOpenApi"})  # served without a token when rest_auth = oauth2
+AUTHENTICATION = "AUTHENTICATION"  # the audit line's `denied` for a caller refused for who it is (401)
 _HOST = re.compile(r"(?:[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
 
 
@@ -326,6 +327,7 @@ class _Handler(BoundedHandler):
             raise
         except NotAuthorizedException as e:
             self._outcome = e
+            _denied(AUTHENTICATION)
             self._extra_headers = (("WWW-Authenticate", e.challenge),)
             self.send_error_body(e)
         except HttpError as e:  # a RestError, or a refused request (Content-Length, body size)
@@ -333,6 +335,8 @@ class _Handler(BoundedHandler):
             self.send_error_body(e)
         except TokenRequestError as e:  # the token endpoint's refusals, in the spec's OAuthError model
             self._outcome = e
+            if e.status == 401 or e.error == "invalid_grant":  # the client's secret, or the token to refresh
+                _denied(AUTHENTICATION)
             headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
             if e.status == 401:
                 headers.append(("WWW-Authenticate", 'Basic realm="metastore"'))
@@ -343,6 +347,7 @@ class _Handler(BoundedHandler):
             refusal = access_error(e)
             assert refusal is not None
             if isinstance(refusal, NotAuthorizedException):
+                _denied(AUTHENTICATION)
                 self._extra_headers = (("WWW-Authenticate", refusal.challenge),)
             self.send_error_body(refusal)
         except CatalogError as e:  # anything the operations did not map themselves
@@ -461,6 +466,14 @@ class _Handler(BoundedHandler):
             "commitTransaction": lambda: self.api.get().commit_transaction(body),
         }
         return calls[op]()
+
+
+def _denied(what: str) -> None:
+    """The audit line of the current call says it was refused for `what` (unless the authorizer named the
+    privilege it refused already)."""
+    call = identity.current_call()
+    if call is not None and call.denied is None:
+        call.denied = what
 
 
 def _flag(value: str | None, name: str) -> bool:
