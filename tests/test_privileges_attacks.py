@@ -11,9 +11,10 @@ from collections.abc import Iterator
 import pytest
 from hive_metastore.ttypes import (
     Database,
+    GrantRevokePrivilegeRequest,
     MetaException,
 )
-from test_privileges import DATABASE, DENIED, ROLE, TABLE, USER, As, obj, priv, table
+from test_privileges import DATABASE, DENIED, REVOKE, ROLE, TABLE, USER, As, obj, priv, table
 from thrift.Thrift import TApplicationException
 
 from conftest import Database as StoreDb
@@ -107,4 +108,37 @@ def test_an_owner_is_changed_by_an_administrator_only(users: dict[str, As]) -> N
     t.owner = "carol"
     root.alter_table(db, "t", t)  # an administrator may
     assert root.get_table(db, "t").owner == "carol"
+    root.drop_database(db, True, True)
+
+
+# ---- 3: a grant is revoked by its grantor, the object's owner, or an administrator
+
+
+def test_a_grant_is_revoked_by_its_grantor_the_owner_or_an_administrator(users: dict[str, As]) -> None:
+    root, bob, carol, dave = users["root"], users["bob"], users["carol"], users["dave"]
+    db = unique("rdb")
+    root.create_database(Database(name=db, description="d", parameters={}))
+    root.create_table(table(db, "t"))
+    root.grant_privileges(priv(obj(TABLE, db, "t"), "bob", USER, "SELECT", True))
+    root.grant_privileges(priv(obj(TABLE, db, "t"), "carol", USER, "SELECT"))
+    # bob may pass SELECT on; he may not take away what the administrator granted
+    denied(bob.revoke_privileges, priv(obj(TABLE, db, "t"), "carol", USER, "SELECT"))
+    denied(bob.grant_revoke_privileges, GrantRevokePrivilegeRequest(
+        requestType=REVOKE, privileges=priv(obj(TABLE, db, "t"), "carol", USER, "SELECT"), revokeGrantOption=False))
+    assert carol.get_table(db, "t").tableName == "t"
+    # dave, whom bob gave SELECT with grant option, cannot take bob's away (nor its grant option)
+    bob.grant_privileges(priv(obj(TABLE, db, "t"), "dave", USER, "SELECT", True))
+    denied(dave.revoke_privileges, priv(obj(TABLE, db, "t"), "bob", USER, "SELECT"))
+    denied(dave.grant_revoke_privileges, GrantRevokePrivilegeRequest(
+        requestType=REVOKE, privileges=priv(obj(TABLE, db, "t"), "bob", USER, "SELECT"), revokeGrantOption=True))
+    assert [(p.principalName, p.grantInfo.grantOption) for p in root.list_privileges("bob", USER, obj(
+        TABLE, db, "t"))] == [("bob", True)]
+    # bob revokes his own grant
+    bob.revoke_privileges(priv(obj(TABLE, db, "t"), "dave", USER, "SELECT"))
+    denied(dave.get_table, db, "t")
+    # the owner of a table revokes any grant on it
+    root.create_table(table(db, "o", owner="carol"))
+    root.grant_privileges(priv(obj(TABLE, db, "o"), "dave", USER, "SELECT"))
+    carol.revoke_privileges(priv(obj(TABLE, db, "o"), "dave", USER, "SELECT"))
+    denied(dave.get_table, db, "o")
     root.drop_database(db, True, True)

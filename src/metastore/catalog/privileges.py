@@ -10,8 +10,10 @@ levels below it (a database's SELECT reads each of its tables), as Hive's legacy
 Who may manage (with authorization "sql"; with "none" anyone may, as Hive without an authorizer):
 - roles: create, drop, list all names: admin; grant, revoke, list members of a role: admin or a holder of the
   role WITH ADMIN OPTION; a principal's roles: admin or the principal itself;
-- privileges: grant or revoke: admin, the object's owner, or a holder of the privilege (or ALL) WITH GRANT
-  OPTION on the object or a level above it; list a principal's: admin or the principal itself. An object owned
+- privileges: grant: admin, the object's owner, or a holder of the privilege (or ALL) WITH GRANT OPTION on the
+  object or a level above it; revoke: admin, the object's owner, or the grant's grantor (as Hive's SQL-standard
+  authorizer: a holder WITH GRANT OPTION takes back what it gave, not what others did); list a principal's:
+  admin or the principal itself. An object owned
   by the role `public` (the `default` database) is everyone's to create in, no one's to grant on as its owner.
 
 `rights(principal)` is what the authorizer (catalog/authz.py) checks against: the principal's roles (the
@@ -428,6 +430,21 @@ class Privileges:
                 raise self._deny(r, operation, f"[{g.privilege} with grant] on {g.object.describe()}")
         return out
 
+    def _revocable(self, q: PrivilegeQueries, r: Rights,
+                   grants: Sequence[m.PrivilegeGrant]) -> list[tuple[m.PrivilegeGrant, int]]:
+        """The grants (checked, with their objects' ids) the caller may revoke, all of them: an administrator
+        any, the object's owner any on it, anyone else the ones it granted; else AccessDenied before anything is
+        changed."""
+        out = self._grants_in(q, grants)
+        for g, _ in out:
+            if r.admin or self._owns(q, r, g.object):
+                continue
+            made = q.grants([(g.principalName, g.principalType)], g.object)
+            if not any(x.privilege == g.privilege and x.grantor == r.user and x.grantorType == m.USER for x in made):
+                raise self._deny(r, "REVOKE_PRIVILEGE", f"[{g.privilege} granted by {principal_text(r.user, m.USER)}]"
+                                                        f" on {g.object.describe()}")
+        return out
+
     def grant(self, grants: Sequence[m.PrivilegeGrant]) -> None:
         r, p = self._caller()
         with self.store.write() as tx:
@@ -453,7 +470,7 @@ class Privileges:
         r, _ = self._caller()
         with self.store.write() as tx:
             q = tx.privileges()
-            for g, object_id in self._grantable(q, r, grants, "REVOKE_PRIVILEGE"):
+            for g, object_id in self._revocable(q, r, grants):
                 if grant_option_only:
                     n = q.update_grant_option(g.object, object_id, g.principalName, g.principalType, g.privilege,
                                               False)
