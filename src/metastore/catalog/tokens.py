@@ -10,6 +10,12 @@ so a token issued by one server process is accepted, renewed and cancelled by ev
 Rules (Hive's and Hadoop's): tokens are issued only to a caller authenticated by Kerberos, for itself; a token
 lives until its renew-by time (issue + renew interval, pushed forward by renew_delegation_token up to the max
 date); only the renewer named in the token renews it; the owner or the renewer cancels it.
+
+Bounds: a key id in an identifier comes from a client before it is authenticated (SASL DIGEST-MD5), so an
+unknown one reloads the master keys from the store at most once per KEY_RELOAD_INTERVAL a process, and never
+under the lock the lookups of known keys take: made-up ids cost no more than one query every few seconds. A
+key made by another process is found at the first reload after it was made (a client whose token is refused in
+that window is accepted when it retries).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import base64
 import hashlib
 import hmac
 import io
+import math
 import secrets
 import threading
 import time
@@ -38,6 +45,7 @@ KEY_UPDATE_MS = 86_400_000  # hive.cluster.delegation.key.update-interval: a new
 MAX_NAME = 256  # characters of an owner or renewer name
 MAX_TOKEN_TEXT = 4096  # characters of a token string a client sends
 MAX_LIVE_TOKENS = 100_000  # tokens the store holds at once (expired ones are removed before a new one is issued)
+KEY_RELOAD_INTERVAL = 5.0  # seconds: a process reloads the master keys for an unknown key id at most this often
 
 
 # ---- Hadoop's Writable encodings --------------------------------------------------------------------------
@@ -180,8 +188,10 @@ class DelegationTokens:
         self.store = store
         self.renew_interval_ms = renew_interval_ms
         self.max_lifetime_ms = max_lifetime_ms
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the key copy and the clocks below; never held over a store query
+        self._issue_lock = threading.Lock()  # one thread of the process makes a new master key
         self._keys: dict[int, tuple[bytes, int]] = {}
+        self._keys_loaded_at = -math.inf  # time.monotonic() of the last reload for an unknown key id
 
     @classmethod
     def open(cls, url: str, pool_size: int = 2) -> DelegationTokens:
@@ -196,24 +206,43 @@ class DelegationTokens:
     # ---- keys ---------------------------------------------------------------------------------------
 
     def _key(self, key_id: int) -> bytes | None:
+        """The master key of this id: from the process's copy; an unknown id reloads the copy from the store, at
+        most once per KEY_RELOAD_INTERVAL (the id is a client's, before authentication) and outside the lock."""
         with self._lock:
-            if key_id not in self._keys:
-                self._keys = self.store.master_keys()
             found = self._keys.get(key_id)
+            if found is not None:
+                return found[0]
+            now = time.monotonic()
+            if now - self._keys_loaded_at < KEY_RELOAD_INTERVAL:
+                return None
+            self._keys_loaded_at = now  # this caller reloads; the others within the interval do not wait for it
+        found = self._reload_keys().get(key_id)
         return found[0] if found is not None else None
 
-    def _current_key(self, now: int) -> tuple[int, bytes]:
-        """The newest master key still good for a whole token lifetime from now; a new one when none is."""
+    def _reload_keys(self) -> dict[int, tuple[bytes, int]]:
+        """The store's master keys, merged into the process's copy (the query outside the lock: a key another
+        thread added meanwhile stays); expired keys dropped from the copy."""
+        loaded = self.store.master_keys()
+        now = _now_ms()
         with self._lock:
-            self._keys = self.store.master_keys()
-            usable = [(k, v) for k, v in self._keys.items() if v[1] > now + self.max_lifetime_ms]
+            merged = {k: v for k, v in self._keys.items() if v[1] >= now}
+            merged.update(loaded)
+            self._keys = merged
+            return merged
+
+    def _current_key(self, now: int) -> tuple[int, bytes]:
+        """The newest master key still good for a whole token lifetime from now; a new one when none is (made
+        by one thread of the process at a time; the lookups of other keys never wait for it)."""
+        with self._issue_lock:
+            usable = [(k, v) for k, v in self._reload_keys().items() if v[1] > now + self.max_lifetime_ms]
             if usable:
                 key_id, (key, _) = max(usable)
                 return key_id, key
             key = secrets.token_bytes(64)
             expiry = now + KEY_UPDATE_MS + self.max_lifetime_ms
             key_id = self.store.add_master_key(key, expiry)
-            self._keys[key_id] = (key, expiry)
+            with self._lock:
+                self._keys[key_id] = (key, expiry)
             self.store.remove_master_keys_expired(now)
             return key_id, key
 
