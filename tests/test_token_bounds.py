@@ -1,6 +1,7 @@
 """Delegation tokens' housekeeping on each backend's store, without a KDC (the caller's Kerberos identity is set
 directly): an unknown master key id (a client's, before authentication) reloads the keys at most once per
-interval and never under the lock known keys are looked up with."""
+interval and never under the lock known keys are looked up with; issuing sweeps expired tokens at most once per
+interval and caps the live tokens of each owner as well as of all."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import sqlalchemy as sa
 
 from metastore.catalog import tokens as T
 from metastore.core import identity
+from metastore.core.errors import MetaError
 from metastore.store import migrate
 from metastore.store.engine import create_engine
 
@@ -129,3 +131,62 @@ def test_a_reload_does_not_hold_up_known_keys(engine: sa.Engine, tokens: T.Deleg
         seen.release.set()
         reloading.join(60)  # out of the listener before it is removed
         seen.close()
+
+
+# ---- issuing ----------------------------------------------------------------------------------------------
+
+def test_expired_tokens_are_swept_at_most_once_per_interval(tokens: T.DelegationTokens,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    alice = kerberos_user(unique("alice"))
+    issue(tokens, alice)  # a fresh process: sweeps
+    stale = b"\x00stale-" + unique("t").encode()  # an expired row of the store (another owner's)
+    tokens.store.add_token(stale, b"pw", T._now_ms() - 1000)
+    issue(tokens, alice)
+    assert tokens.store.token(stale) is not None, "issuing swept the whole store again within the interval"
+    monkeypatch.setattr(T, "SWEEP_INTERVAL", 0.0)
+    issue(tokens, alice)
+    assert tokens.store.token(stale) is None
+
+
+def test_live_tokens_are_capped_per_owner(tokens: T.DelegationTokens, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(T, "MAX_TOKENS_PER_OWNER", 2)
+    name = unique("alice")
+    while (2 + len(f"{name}@{REALM}")) % 3 == 0:  # the owner's last byte outside the base64 prefix's whole groups
+        name += "x"
+    alice = kerberos_user(name)
+    twin = kerberos_user(name, REALM[:-1] + "U")  # another owner whose tokens the store's prefix query also finds
+    assert T._owner_prefix(f"{name}@{REALM}")[:-1] == T._owner_prefix(twin.full_name or "")[:-1]
+    mine = [issue(tokens, alice) for _ in range(2)]
+    with pytest.raises(MetaError, match=f"too many live delegation tokens of {name}@"):
+        issue(tokens, alice)
+    issue(tokens, twin)  # others are not locked out
+    issue(tokens, twin)
+    issue(tokens, kerberos_user(unique("bob")))
+    with identity.acting_as(alice):
+        tokens.cancel(mine[0])
+    issue(tokens, alice)  # room again
+    with pytest.raises(MetaError, match="too many live delegation tokens of"):
+        issue(tokens, alice)
+
+
+def test_an_owners_expired_tokens_make_room_at_once(tokens: T.DelegationTokens,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An owner at its cap whose tokens expired gets a new one without waiting for the next sweep."""
+    monkeypatch.setattr(T, "MAX_TOKENS_PER_OWNER", 2)
+    alice = kerberos_user(unique("alice"))
+    old = [T.decode_token(issue(tokens, alice)) for _ in range(2)]
+    with pytest.raises(MetaError, match="too many live delegation tokens of"):
+        issue(tokens, alice)
+    for ident, password in old:  # both past their renew-by time
+        assert tokens.store.renew_token(ident, password, T._now_ms() - 1000)
+    monkeypatch.setattr(T, "SWEEP_INTERVAL", 3600.0)  # no sweep: the owner's own expired ones go
+    issue(tokens, alice)
+    assert all(tokens.store.token(ident) is None for ident, _ in old)
+
+
+def test_the_global_cap_still_holds(tokens: T.DelegationTokens, monkeypatch: pytest.MonkeyPatch) -> None:
+    issue(tokens, kerberos_user(unique("carol")))
+    monkeypatch.setattr(T, "MAX_LIVE_TOKENS", tokens.store.token_count() + 1)
+    issue(tokens, kerberos_user(unique("dave")))
+    with pytest.raises(MetaError, match=r"too many live delegation tokens \(at most"):
+        issue(tokens, kerberos_user(unique("erin")))

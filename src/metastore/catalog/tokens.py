@@ -15,7 +15,9 @@ Bounds: a key id in an identifier comes from a client before it is authenticated
 unknown one reloads the master keys from the store at most once per KEY_RELOAD_INTERVAL a process, and never
 under the lock the lookups of known keys take: made-up ids cost no more than one query every few seconds. A
 key made by another process is found at the first reload after it was made (a client whose token is refused in
-that window is accepted when it retries).
+that window is accepted when it retries). Issuing sweeps the expired tokens of the store at most once per
+SWEEP_INTERVAL, and refuses beyond MAX_TOKENS_PER_OWNER live tokens of the owner (its own expired ones are
+removed first) and beyond MAX_LIVE_TOKENS tokens in all (expired ones counted until the next sweep).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import math
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,7 +47,9 @@ MAX_LIFETIME_MS = 7 * 86_400_000  # hive.cluster.delegation.token.max-lifetime: 
 KEY_UPDATE_MS = 86_400_000  # hive.cluster.delegation.key.update-interval: a new master key every day
 MAX_NAME = 256  # characters of an owner or renewer name
 MAX_TOKEN_TEXT = 4096  # characters of a token string a client sends
-MAX_LIVE_TOKENS = 100_000  # tokens the store holds at once (expired ones are removed before a new one is issued)
+MAX_LIVE_TOKENS = 100_000  # tokens the store holds at once, of all owners
+MAX_TOKENS_PER_OWNER = 1_000  # live tokens of one owner: one user cannot take the whole store's room
+SWEEP_INTERVAL = 60.0  # seconds: a process removes the store's expired tokens at most this often
 KEY_RELOAD_INTERVAL = 5.0  # seconds: a process reloads the master keys for an unknown key id at most this often
 
 
@@ -180,6 +185,26 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _owner_prefix(owner: str) -> bytes:
+    """The first bytes of every identifier of this owner (version, then the owner as Text)."""
+    out = io.BytesIO()
+    out.write(b"\x00")
+    write_text(out, owner.encode())
+    return out.getvalue()
+
+
+def _owned_by(owner: str) -> Callable[[bytes], bool]:
+    """Whether an identifier is one of this owner's."""
+
+    def test(ident: bytes) -> bool:
+        try:
+            return Identifier.decode(ident).owner == owner
+        except InvalidInput:
+            return False
+
+    return test
+
+
 class DelegationTokens:
     """The operations; `store` is the database's token store."""
 
@@ -192,6 +217,7 @@ class DelegationTokens:
         self._issue_lock = threading.Lock()  # one thread of the process makes a new master key
         self._keys: dict[int, tuple[bytes, int]] = {}
         self._keys_loaded_at = -math.inf  # time.monotonic() of the last reload for an unknown key id
+        self._swept_at = -math.inf  # ... of the last sweep of expired tokens
 
     @classmethod
     def open(cls, url: str, pool_size: int = 2) -> DelegationTokens:
@@ -246,6 +272,15 @@ class DelegationTokens:
             self.store.remove_master_keys_expired(now)
             return key_id, key
 
+    def _sweep(self, now: int) -> None:
+        """Remove the store's expired tokens, at most once per SWEEP_INTERVAL in this process."""
+        with self._lock:
+            mono = time.monotonic()
+            if mono - self._swept_at < SWEEP_INTERVAL:
+                return
+            self._swept_at = mono
+        self.store.remove_tokens_expired(now)
+
     # ---- the calls ----------------------------------------------------------------------------------
 
     def get(self, owner: str, renewer: str) -> str:
@@ -259,12 +294,17 @@ class DelegationTokens:
             raise AccessDenied(f"User {caller.name} does not have privileges for get_delegation_token "
                                "for another user (impersonation is not supported)")
         now = _now_ms()
-        self.store.remove_tokens_expired(now)
-        if self.store.token_count() >= MAX_LIVE_TOKENS:
+        self._sweep(now)
+        token_owner = caller.full_name or caller.name
+        if self.store.owner_token_count(_owner_prefix(token_owner), _owned_by(token_owner),
+                                        now) >= MAX_TOKENS_PER_OWNER:
+            raise MetaError(f"too many live delegation tokens of {token_owner} (at most {MAX_TOKENS_PER_OWNER}): "
+                            "cancel unused ones")
+        if self.store.token_count() >= MAX_LIVE_TOKENS:  # expired ones included until the next sweep
             raise MetaError(f"too many live delegation tokens (at most {MAX_LIVE_TOKENS}): cancel unused ones")
         key_id, key = self._current_key(now)
         for _ in range(3):
-            ident = Identifier(caller.full_name or caller.name, _short(renewer or ""), "", now,
+            ident = Identifier(token_owner, _short(renewer or ""), "", now,
                                now + self.max_lifetime_ms, secrets.randbelow(2**31 - 1) + 1, key_id).encode()
             password = hmac.new(key, ident, hashlib.sha1).digest()
             try:

@@ -8,6 +8,7 @@ identifier, and its TOKEN is `<renew-by ms>:<base64 password>` (Hive's DBTokenSt
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
@@ -130,6 +131,42 @@ class TokenStore:
         result: int = self._run(lambda conn: int(conn.execute(sa.select(sa.func.count()).select_from(DT))
                                                  .scalar() or 0))
         return result
+
+    def owner_token_count(self, ident_prefix: bytes, owned: Callable[[bytes], bool], now_ms: int) -> int:
+        """How many live tokens one owner has: those whose identifier starts with `ident_prefix` and that
+        `owned` accepts (the rows are found by the base64 of the prefix's whole 3-byte groups, a superset that
+        `owned` narrows). The owner's expired tokens are removed on the way."""
+        like = _b64(ident_prefix[:len(ident_prefix) // 3 * 3]) + "%"  # base64 has no LIKE wildcards
+
+        def q(conn: sa.Connection) -> tuple[int, list[str]]:
+            live, gone = 0, []
+            for key, value in conn.execute(sa.select(DT.c.TOKEN_IDENT, DT.c.TOKEN).where(
+                    DT.c.TOKEN_IDENT.like(like))):
+                try:
+                    ident = base64.b64decode(key, validate=True)
+                except ValueError:
+                    continue  # a row this code did not write
+                if not ident.startswith(ident_prefix) or not owned(ident):
+                    continue
+                renew, _, _ = str(value or "").partition(":")
+                if renew.isdigit() and int(renew) >= now_ms:
+                    live += 1
+                else:
+                    gone.append(key)
+            return live, gone
+
+        live, gone = self._run(q)
+        if gone:
+            self._remove(gone)
+        result: int = live
+        return result
+
+    def _remove(self, idents: list[str]) -> None:
+        def q(conn: sa.Connection) -> None:
+            for i in range(0, len(idents), 500):
+                conn.execute(DT.delete().where(DT.c.TOKEN_IDENT.in_(idents[i:i + 500])))
+
+        self._run(q, write=True)
 
     def remove_tokens_expired(self, now_ms: int) -> int:
         def q(conn: sa.Connection) -> int:
