@@ -284,3 +284,32 @@ def test_a_remote_subscriber_not_heard_from_is_forgotten(svc: CatalogdService) -
         pub._forget_silent()
     assert "ghost" not in pub.acked and "ghost" not in pub.subscribers
     assert pub.acked == {"alive": 1, "in-process": 0}
+
+
+def _get(svc: CatalogdService, path: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{svc.http_port}{path}", timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as h:
+        return h.code, json.loads(h.read())
+
+
+def test_topic_from_a_version_not_published_here(svc: CatalogdService) -> None:
+    """`from` is a version this catalogd published: a negative one is a 400; one beyond the last published
+    (another catalogd's before a restart, or made up) gets a full update to start again from, and acknowledges
+    nothing -- else a client naming a huge version would satisfy every SYNC_DDL wait without applying anything."""
+    name = unique("ahead")
+    code, doc = _get(svc, f"/topic?name={name}&from=-1")
+    assert code == 400 and doc["error"] == "bad request: from is negative (catalog versions start at 0)", doc
+    assert name not in svc.publisher.acked
+    deadline = time.monotonic() + 10
+    while svc.publisher.sent_version == 0:  # the first update (the bootstrap's catalog) is being published
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    published = svc.publisher.sent_version
+    code, doc = _get(svc, f"/topic?name={name}&from={published + 10**15}&wait=0")
+    assert code == 200 and [(u["from"], u["to"] >= published) for u in doc["updates"]] == [(0, True)], doc
+    assert svc.publisher.acked[name] == 0
+    code, doc = _get(svc, f"/topic?name={name}&from={published}&wait=0")  # its own version: acknowledged
+    assert code == 200 and svc.publisher.acked[name] >= published
+    svc.publisher.unregister(name)

@@ -3,7 +3,12 @@
 HTTP endpoint (JSON, on --http-port, default the Thrift port + 1):
   GET /status                          status and metrics (`metastore catalogd status` prints it)
   GET /topic?name=N&from=V&wait=S      topic updates after catalog version V (long-poll up to S seconds);
-                                       asking from V acknowledges V for subscriber N (SYNC_DDL counts on it)
+                                       asking from V acknowledges V for subscriber N (SYNC_DDL counts on it).
+                                       V is a version this catalogd published, as Impala's statestore topic
+                                       versions are: 0 (or absent) asks for a full update; a negative V is a
+                                       400; a V beyond the last published version (another catalogd's, say,
+                                       before a restart) is answered as 0 -- a full update to resynchronize
+                                       from -- and acknowledges nothing, so no SYNC_DDL counts on it
   GET /object?kind=table&key=db.t      one object (minimal topic mode: subscribers fetch on demand)
   GET /sync?event=N&timeout=S          SYNC_DDL wait for event N: 200, or 504 with the timeout error
 A client's wait (S) is a finite number of seconds, at most MAX_TOPIC_WAIT, or MAX_SYNC_WAIT (--sync-ddl-timeout
@@ -228,7 +233,11 @@ class _Endpoint(BoundedHandler):
                 self._send(200, svc.status())
             elif u.path == "/topic":
                 name, frm = q.get("name", "anonymous"), _whole(q, "from", 0)
+                if frm < 0:
+                    raise _BadRequest("from is negative (catalog versions start at 0)")
                 pub = svc.publisher
+                if frm > pub.sent_version:  # not a version of ours: a full update, nothing acknowledged
+                    frm = 0
                 if name not in pub.acked:
                     pub.register(name)
                 pub.ack(name, frm)
