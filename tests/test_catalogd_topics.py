@@ -5,6 +5,7 @@ error. Also: the topic update log (skips, MAX_NUM_SKIPPED_TOPIC_UPDATES, GC), mi
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import urllib.error
@@ -313,3 +314,19 @@ def test_topic_from_a_version_not_published_here(svc: CatalogdService) -> None:
     code, doc = _get(svc, f"/topic?name={name}&from={published}&wait=0")  # its own version: acknowledged
     assert code == 200 and svc.publisher.acked[name] >= published
     svc.publisher.unregister(name)
+
+
+def test_a_failure_in_a_request_is_answered_500_without_its_detail(svc: CatalogdService,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> Any:
+        raise RuntimeError("secret detail /etc/catalogd.keytab")
+
+    monkeypatch.setattr(svc, "status", broken)  # one method of the real service fails
+    with caplog.at_level(logging.ERROR, logger="metastore.catalogd.service"):
+        code, doc = _get(svc, "/status")
+    assert code == 500 and doc == {"error": "internal error in catalogd (see its log)"}, doc
+    [rec] = [r for r in caplog.records if "/status" in r.getMessage()]
+    assert rec.exc_info is not None and "secret detail" in str(rec.exc_info[1])  # the log has it, the client not
+    monkeypatch.undo()
+    assert _get(svc, "/status")[0] == 200  # the server still answers

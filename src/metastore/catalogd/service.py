@@ -12,7 +12,8 @@ HTTP endpoint (JSON, on --http-port, default the Thrift port + 1):
   GET /object?kind=table&key=db.t      one object (minimal topic mode: subscribers fetch on demand)
   GET /sync?event=N&timeout=S          SYNC_DDL wait for event N: 200, or 504 with the timeout error
 A client's wait (S) is a finite number of seconds, at most MAX_TOPIC_WAIT, or MAX_SYNC_WAIT (--sync-ddl-timeout
-if longer): a connection holds its thread while it waits.
+if longer): a connection holds its thread while it waits. A request that fails inside catalogd is answered 500
+with a generic error (the traceback goes to catalogd's log, never to the client).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..config import load as load_settings
-from ..server.http import BoundedHandler, BoundedHTTPServer
+from ..server.http import BoundedHandler, BoundedHTTPServer, Gone, RequestTimeout
 from ..server.workers import FrontLimits, front_limits, small_thread_stacks
 from ..thrift import hms
 from ..thrift.client import MetastoreClient
@@ -262,6 +263,12 @@ class _Endpoint(BoundedHandler):
                 self._send(404, {"error": f"no such endpoint: {u.path}"})
         except _BadRequest as e:
             self._send(400, {"error": f"bad request: {e}"})
+        except (Gone, RequestTimeout):
+            raise  # the client went: nothing to answer (the server closes the connection)
+        except Exception:  # noqa: BLE001 - any failure is answered; what failed stays in the log
+            log.exception("catalogd HTTP GET %r failed", u.path[:200])
+            self.close_connection = True
+            self._send(500, {"error": "internal error in catalogd (see its log)"})
 
 
 def _endpoint(svc: CatalogdService) -> type[_Endpoint]:
