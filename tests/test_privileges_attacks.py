@@ -142,3 +142,24 @@ def test_a_grant_is_revoked_by_its_grantor_the_owner_or_an_administrator(users: 
     carol.revoke_privileges(priv(obj(TABLE, db, "o"), "dave", USER, "SELECT"))
     denied(dave.get_table, db, "o")
     root.drop_database(db, True, True)
+
+
+# ---- 4: grants and privilege listings do not tell whether an object the caller cannot see exists
+
+
+def test_grants_and_listings_do_not_tell_whether_a_hidden_object_exists(users: dict[str, As]) -> None:
+    root, bob = users["root"], users["bob"]
+    db = unique("hdb")
+    root.create_database(Database(name=db, description="d", parameters={}))
+    root.create_table(table(db, "t"))
+    answers = []
+    for o in (obj(TABLE, db, "t"), obj(TABLE, db, "nosuch"), obj(DATABASE, db), obj(DATABASE, unique("nodb"))):
+        denied(bob.grant_privileges, priv(o, "bob", USER, "SELECT"))
+        denied(bob.revoke_privileges, priv(o, "bob", USER, "SELECT"))
+        assert bob.list_privileges("bob", USER, o) == []
+        answers.append(bob.get_privilege_set(o, "bob", []))
+    assert all(a == answers[0] for a in answers), answers
+    # an administrator is told the object is missing
+    with pytest.raises(MetaException, match="does not exist"):
+        root.grant_privileges(priv(obj(TABLE, db, "nosuch"), "bob", USER, "SELECT"))
+    root.drop_database(db, True, True)

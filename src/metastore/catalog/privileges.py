@@ -361,7 +361,9 @@ class Privileges:
     # ---- privileges ---------------------------------------------------------------------------------------
 
     @staticmethod
-    def _object(q: PrivilegeQueries, obj: m.ObjectRef) -> tuple[m.ObjectRef, int]:
+    def _ref(obj: m.ObjectRef) -> m.ObjectRef:
+        """The object a privilege is on, checked and its names lower-cased (whether it exists is not looked at:
+        that is told only to who may grant on it)."""
         if obj.type not in m.OBJECT_TYPES:
             raise MetaError(f"Privileges are kept on the metastore (GLOBAL), a DATABASE or a TABLE, not on object "
                             f"type {obj.type}")
@@ -369,10 +371,14 @@ class Privileges:
                           (obj.table or "").lower() or None if obj.type == m.TABLE else None)
         if (obj.type != m.GLOBAL and not obj.db) or (obj.type == m.TABLE and not obj.table):
             raise MetaError("A DATABASE object needs a database name, a TABLE object a database and a table name")
+        return obj
+
+    @staticmethod
+    def _object_id(q: PrivilegeQueries, obj: m.ObjectRef) -> int:
         object_id = q.object_id(obj)
         if object_id is None:
             raise NoSuchObject(f"{obj.describe()} does not exist")
-        return obj, object_id
+        return object_id
 
     @staticmethod
     def _owns(q: PrivilegeQueries, r: Rights, obj: m.ObjectRef) -> bool:
@@ -404,46 +410,54 @@ class Privileges:
                     return True
         return False
 
-    def _grants_in(self, q: PrivilegeQueries, grants: Sequence[m.PrivilegeGrant]) -> list[tuple[m.PrivilegeGrant,
-                                                                                                int]]:
+    def _grants_in(self, grants: Sequence[m.PrivilegeGrant]) -> list[m.PrivilegeGrant]:
+        """The grants checked and their names normalized (nothing looked up: see _existing)."""
         out = []
         for g in grants:
-            obj, object_id = self._object(q, g.object)
+            obj = self._ref(g.object)
             ptype = _principal_type(g.principalType)
             name = _principal_name(g.principalName, ptype)
             privilege = (g.privilege or "").strip().upper()
             if privilege not in m.PRIVILEGES:
                 raise MetaError(f"Privilege {g.privilege!r:.80} is not one of {', '.join(m.PRIVILEGES)}")
-            if ptype == m.ROLE and q.role_id(name) is None:
-                raise NoSuchObject(f"Role {name} does not exist")
-            out.append((m.PrivilegeGrant(obj, name, ptype, privilege, g.grantOption, g.grantor, g.grantorType,
-                                         g.createTime), object_id))
+            out.append(m.PrivilegeGrant(obj, name, ptype, privilege, g.grantOption, g.grantor, g.grantorType,
+                                        g.createTime))
+        return out
+
+    def _existing(self, q: PrivilegeQueries, grants: list[m.PrivilegeGrant]) -> list[tuple[m.PrivilegeGrant, int]]:
+        """The grants with their objects' ids; NoSuchObject for a missing object or grantee role (asked after the
+        caller is found to be allowed: it is not told what exists of objects it may not see)."""
+        out = []
+        for g in grants:
+            if g.principalType == m.ROLE and q.role_id(g.principalName) is None:
+                raise NoSuchObject(f"Role {g.principalName} does not exist")
+            out.append((g, self._object_id(q, g.object)))
         return out
 
     def _grantable(self, q: PrivilegeQueries, r: Rights, grants: Sequence[m.PrivilegeGrant],
                    operation: str) -> list[tuple[m.PrivilegeGrant, int]]:
-        """The grants (checked, with their objects' ids) the caller may grant or revoke, all of them: else
-        AccessDenied for `operation` before anything is changed."""
-        out = self._grants_in(q, grants)
-        for g, _ in out:
+        """The grants (checked, with their objects' ids) the caller may grant, all of them: else AccessDenied
+        for `operation` before anything is changed."""
+        out = self._grants_in(grants)
+        for g in out:
             if not self._may_grant(q, r, g.object, g.privilege):
                 raise self._deny(r, operation, f"[{g.privilege} with grant] on {g.object.describe()}")
-        return out
+        return self._existing(q, out)
 
     def _revocable(self, q: PrivilegeQueries, r: Rights,
                    grants: Sequence[m.PrivilegeGrant]) -> list[tuple[m.PrivilegeGrant, int]]:
         """The grants (checked, with their objects' ids) the caller may revoke, all of them: an administrator
         any, the object's owner any on it, anyone else the ones it granted; else AccessDenied before anything is
         changed."""
-        out = self._grants_in(q, grants)
-        for g, _ in out:
+        out = self._grants_in(grants)
+        for g in out:
             if r.admin or self._owns(q, r, g.object):
                 continue
             made = q.grants([(g.principalName, g.principalType)], g.object)
             if not any(x.privilege == g.privilege and x.grantor == r.user and x.grantorType == m.USER for x in made):
                 raise self._deny(r, "REVOKE_PRIVILEGE", f"[{g.privilege} granted by {principal_text(r.user, m.USER)}]"
                                                         f" on {g.object.describe()}")
-        return out
+        return self._existing(q, out)
 
     def grant(self, grants: Sequence[m.PrivilegeGrant]) -> None:
         r, p = self._caller()
@@ -482,7 +496,8 @@ class Privileges:
         self.invalidate()
 
     def list_privileges(self, name: str | None, ptype: int | None, obj: m.ObjectRef | None) -> list[m.PrivilegeGrant]:
-        """The grants to one principal (name None: to every principal, on `obj`), on `obj` or on every object."""
+        """The grants to one principal (name None: to every principal, on `obj`), on `obj` or on every object (a
+        missing object has none, as in Hive)."""
         r, _ = self._caller()
         principals = None
         if name is not None:
@@ -492,7 +507,7 @@ class Privileges:
         with self.store.read() as tx:
             q = tx.privileges()
             if obj is not None:
-                obj, _ = self._object(q, obj)
+                obj = self._ref(obj)
             allowed = r.admin or (name is not None and self._is_self(r, name, ptype or m.USER)) or (
                 obj is not None and self._owns(q, r, obj))
             if not allowed:
@@ -509,7 +524,7 @@ class Privileges:
             raise self._deny(r, "SHOW_GRANT", f"[ADMIN PRIVILEGE] on {principal_text(user, m.USER)}")
         with self.store.read() as tx:
             q = tx.privileges()
-            obj, _ = self._object(q, obj)
+            obj = self._ref(obj)  # a missing object: no grants, as in Hive
             roles = self._roles_of(q, [(user, m.USER), *((g, m.GROUP) for g in groups)])
             out: dict[str, dict[str, list[m.PrivilegeGrant]]] = {"user": {}, "group": {}, "role": {}}
             kinds = {m.USER: "user", m.GROUP: "group", m.ROLE: "role"}
