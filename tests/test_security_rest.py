@@ -425,3 +425,14 @@ def test_rest_locations_are_no_other_objects_directory(env: Env, rest: RestCatal
         fake.unlink()
     assert state(thrift, ns) == before and files_under(ns_dir) == files
     serving(env, rest, ns)
+
+
+def test_error_answers_clip_the_clients_text(env: Env) -> None:
+    """An error's message quotes the client's names and paths clipped: a namespace of half a megabyte, a path of
+    15 KB, are not sent back whole (in the spec's error model still)."""
+    r = http(env, "POST", "/v1/namespaces", {"namespace": ["A" * 500_000, "b"]})
+    assert error_of(r, 400, "BadRequestException").startswith("Invalid namespace AAAA")
+    assert len(r.content) < 2048, len(r.content)
+    r = http(env, "GET", "/v1/" + "B" * 15_000)
+    assert error_of(r, 404, "NoSuchEndpointException").startswith("No endpoint /v1/BBBB")
+    assert len(r.content) < 2048, len(r.content)

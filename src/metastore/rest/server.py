@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_JSON_CONTAINERS = 500_000  # objects and arrays in one JSON body: ~35 MiB once parsed
+MAX_ERROR_MESSAGE = 1024  # an error's message (which may quote the client's names, paths, values) is clipped
 
 
 @dataclass(frozen=True)
@@ -225,6 +226,8 @@ class _Handler(BoundedHandler):
     def error_body(cls, code: int, message: str, kind: str = "") -> bytes:
         kind = kind or ("ServiceUnavailableException" if code == 503 else "UnsupportedOperationException"
                         if code == 501 else "BadRequestException" if code < 500 else "ServiceFailureException")
+        if len(message) > MAX_ERROR_MESSAGE:  # the client's text is not sent back whole (a body is up to 8 MiB)
+            message = message[:MAX_ERROR_MESSAGE] + "..."
         return json.dumps(RestError(code, kind, message).body()).encode()
 
     def do_GET(self) -> None:
