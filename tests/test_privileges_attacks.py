@@ -12,7 +12,11 @@ import pytest
 from hive_metastore.ttypes import (
     Database,
     GrantRevokePrivilegeRequest,
+    LockComponent,
+    LockRequest,
     MetaException,
+    ShowLocksRequest,
+    UnlockRequest,
 )
 from test_privileges import DATABASE, DENIED, REVOKE, ROLE, TABLE, USER, As, obj, priv, table
 from thrift.Thrift import TApplicationException
@@ -163,3 +167,29 @@ def test_grants_and_listings_do_not_tell_whether_a_hidden_object_exists(users: d
     with pytest.raises(MetaException, match="does not exist"):
         root.grant_privileges(priv(obj(TABLE, db, "nosuch"), "bob", USER, "SELECT"))
     root.drop_database(db, True, True)
+
+
+# ---- 5: show_locks lists the locks on what the caller may see
+
+
+def test_show_locks_lists_only_locks_on_what_the_caller_sees(users: dict[str, As]) -> None:
+    root, bob = users["root"], users["bob"]
+    hidden, seen = unique("ldb"), unique("sdb")
+    for d in (hidden, seen):
+        root.create_database(Database(name=d, description="d", parameters={}))
+        root.create_table(table(d, "t"))
+    root.grant_privileges(priv(obj(TABLE, seen, "t"), "bob", USER, "SELECT"))
+    ids = [root.lock(LockRequest(component=[LockComponent(type=1, level=2 if t else 1, dbname=d, tablename=t)],
+                                 user="root", hostname="h")).lockid
+           for d, t in ((hidden, "t"), (hidden, None), (seen, "t"))]
+    try:
+        everything = {(x.dbname, x.tablename) for x in root.show_locks(ShowLocksRequest()).locks or []}
+        assert {(hidden, "t"), (hidden, None), (seen, "t")} <= everything
+        bobs = {(x.dbname, x.tablename) for x in bob.show_locks(ShowLocksRequest()).locks or []}
+        assert (seen, "t") in bobs and not any(d == hidden for d, _ in bobs), bobs
+        assert not bob.show_locks(ShowLocksRequest(dbname=hidden)).locks
+    finally:
+        for lockid in ids:
+            root.unlock(UnlockRequest(lockid=lockid))
+        for d in (hidden, seen):
+            root.drop_database(d, True, True)

@@ -21,7 +21,8 @@ holds below it (GLOBAL > DATABASE > TABLE); `admin` holds everything; owners hav
 - functions: anyone reads them; create, alter, drop: CREATE on the database, its ownership, or (alter, drop)
   the function's;
 - locks: SHARED_READ on a table needs SELECT; SHARED_WRITE/EXCLUSIVE needs INSERT (or UPDATE, DELETE, ALL) or
-  ownership; on a database only: seeing it, or CREATE on it for a write lock;
+  ownership; on a database only: seeing it, or CREATE on it for a write lock; show_locks lists the locks on the
+  tables and databases the caller sees;
 - the notification log (next events, current id, counts): a GLOBAL SELECT (or admin); its consumers and
   retention: admin.
 """
@@ -304,6 +305,16 @@ def _lock_rule(c: Check, a: dict[str, Any]) -> None:
             c.create_in(comp.db)
 
 
+def _filter_locks(c: Check, a: dict[str, Any], result: list[Any]) -> list[Any]:
+    """show_locks: the locks on tables the caller sees, and on databases it sees (a lock's user, host and
+    agent would tell what others work on)."""
+    on_tables = [x for x in result if x.table]
+    tables = {(x.db, x.table) for x, ok in zip(on_tables, c.visible_tables([(x.db, x.table) for x in on_tables]))
+              if ok}
+    dbs = set(c.visible_databases(sorted({x.db for x in result if not x.table})))
+    return [x for x in result if ((x.db, x.table) in tables if x.table else x.db in dbs)]
+
+
 def _filter_databases(c: Check, a: dict[str, Any], result: list[str]) -> list[str]:
     return c.visible_databases(result)
 
@@ -409,9 +420,10 @@ RULES: dict[str, tuple[_Rule, _Post | None]] = {
 }
 # plumbing, not operations: the store's transactions and connections
 EXEMPT = frozenset({"connection_scope", "transaction"})
-LOCK_RULES: dict[str, tuple[_Rule, _Post | None]] = {"lock": (_lock_rule, None)}
+LOCK_RULES: dict[str, tuple[_Rule, _Post | None]] = {"lock": (_lock_rule, None),
+                                                     "show_locks": (_open, _filter_locks)}
 # the lock manager's other calls act on a lock or transaction id the caller holds (as Hive, unchecked)
-LOCK_OPEN = frozenset({"release_gone_holders", "check_lock", "unlock", "show_locks", "heartbeat", "open_txns",
+LOCK_OPEN = frozenset({"release_gone_holders", "check_lock", "unlock", "heartbeat", "open_txns",
                        "abort_txn", "commit_txn", "get_open_txns", "transaction"})
 
 
