@@ -193,3 +193,16 @@ def test_show_locks_lists_only_locks_on_what_the_caller_sees(users: dict[str, As
             root.unlock(UnlockRequest(lockid=lockid))
         for d in (hidden, seen):
             root.drop_database(d, True, True)
+
+
+# ---- 6: a refusal quotes the names of the request clipped
+
+
+def test_a_refusal_does_not_echo_a_huge_name(users: dict[str, As]) -> None:
+    bob = users["bob"]
+    huge = "x" * 200_000
+    for call, args in ((bob.get_table, (huge, "t")), (bob.get_table, ("default_" + huge, huge)),
+                       (bob.grant_privileges, (priv(obj(TABLE, huge, huge), "bob", USER, "SELECT"),)),
+                       (bob.list_privileges, (None, 0, obj(TABLE, huge, "t")))):
+        message = denied(call, *args)
+        assert len(message) < 2000, len(message)

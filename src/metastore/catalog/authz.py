@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import identity
 from ..core import model as m
 from ..core.errors import AccessDenied
-from .privileges import Privileges, Rights, principal_text
+from .privileges import Privileges, Rights, object_text, principal_text
 
 if TYPE_CHECKING:
     from .service import Catalog
@@ -84,7 +84,7 @@ class Check:
         if self.call is not None:
             self.call.denied = what
         return AccessDenied(f"Permission denied: {principal_text(self.r.user, m.USER)} does not have following "
-                            f"privileges for operation {self.op} [[{what}] on {obj.describe()}]")
+                            f"privileges for operation {self.op} [[{what}] on {object_text(obj)}]")
 
     def _store(self) -> Any:
         return self.authz.privileges.store

@@ -116,6 +116,17 @@ def principal_text(name: str, ptype: int) -> str:
     return f"Principal [name={name}, type={m.PRINCIPAL_TYPES.get(ptype, ptype)}]"
 
 
+_SHOWN = 256  # characters of a client's database or table name an error message repeats
+
+
+def object_text(obj: m.ObjectRef) -> str:
+    """Hive's rendering of an object in an error (ObjectRef.describe), its names cut after _SHOWN characters: a
+    name is the client's and may be as long as a request."""
+    def cut(name: str | None) -> str | None:
+        return name if name is None or len(name) <= _SHOWN else name[:_SHOWN] + "..."
+    return m.ObjectRef(obj.type, cut(obj.db), cut(obj.table)).describe()
+
+
 class Privileges:
     def __init__(self, store: Store, admin_users: Sequence[str] = (), enforce: bool = False,
                  ttl: float = 2.0) -> None:
@@ -377,7 +388,7 @@ class Privileges:
     def _object_id(q: PrivilegeQueries, obj: m.ObjectRef) -> int:
         object_id = q.object_id(obj)
         if object_id is None:
-            raise NoSuchObject(f"{obj.describe()} does not exist")
+            raise NoSuchObject(f"{object_text(obj)} does not exist")
         return object_id
 
     @staticmethod
@@ -441,7 +452,7 @@ class Privileges:
         out = self._grants_in(grants)
         for g in out:
             if not self._may_grant(q, r, g.object, g.privilege):
-                raise self._deny(r, operation, f"[{g.privilege} with grant] on {g.object.describe()}")
+                raise self._deny(r, operation, f"[{g.privilege} with grant] on {object_text(g.object)}")
         return self._existing(q, out)
 
     def _revocable(self, q: PrivilegeQueries, r: Rights,
@@ -456,7 +467,7 @@ class Privileges:
             made = q.grants([(g.principalName, g.principalType)], g.object)
             if not any(x.privilege == g.privilege and x.grantor == r.user and x.grantorType == m.USER for x in made):
                 raise self._deny(r, "REVOKE_PRIVILEGE", f"[{g.privilege} granted by {principal_text(r.user, m.USER)}]"
-                                                        f" on {g.object.describe()}")
+                                                        f" on {object_text(g.object)}")
         return self._existing(q, out)
 
     def grant(self, grants: Sequence[m.PrivilegeGrant]) -> None:
@@ -470,7 +481,7 @@ class Privileges:
                         q.update_grant_option(g.object, object_id, g.principalName, g.principalType, g.privilege,
                                               True)
                         continue
-                    raise MetaError(f"{g.privilege} is already granted on {g.object.describe()} to "
+                    raise MetaError(f"{g.privilege} is already granted on {object_text(g.object)} to "
                                     f"{principal_text(g.principalName, g.principalType)}")
                 if p.method == identity.INTERNAL:
                     grantor, gtype = (g.grantor or m.ADMIN, g.grantorType if g.grantor else m.ROLE)
@@ -491,7 +502,7 @@ class Privileges:
                 else:
                     n = q.delete_grant(g.object, object_id, g.principalName, g.principalType, g.privilege)
                 if not n:
-                    raise MetaError(f"No {g.privilege} privilege on {g.object.describe()} is granted to "
+                    raise MetaError(f"No {g.privilege} privilege on {object_text(g.object)} is granted to "
                                     f"{principal_text(g.principalName, g.principalType)}")
         self.invalidate()
 
