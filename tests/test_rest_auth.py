@@ -251,6 +251,27 @@ def test_refusals_are_logged_as_denied_and_token_requests_name_their_client(setu
     assert "wrong-secret" not in audit.read_text() and credential.split(":", 1)[1] not in audit.read_text()
 
 
+def test_pyiceberg_gets_a_new_token_when_its_token_is_refused(setup: tuple[Server, str, Path]) -> None:
+    """PyIceberg answered 401 asks for a new token with its credential in the form and its old token still in a
+    Bearer header: the form's credential is the client's authentication, the header is not; a Basic header
+    still is."""
+    srv, credential, _ = setup
+    cid, secret = credential.split(":", 1)
+    cat = catalog(srv, credential=credential)
+    cat._session.auth.auth_manager._token = "expired.or.revoked"  # as its token after rest_token_lifetime
+    ns = unique("renewed")
+    cat.create_namespace(ns)  # 401, a new token, the call again
+    assert (ns,) in cat.list_namespaces()
+    form = {"grant_type": "client_credentials", "client_id": cid, "client_secret": secret}
+    r = requests.post(srv.rest_uri + "/v1/oauth/tokens", data=form, timeout=30,
+                      headers={"Authorization": "Bearer expired.or.revoked"})
+    assert r.status_code == 200, r.text
+    wrong = base64.b64encode(f"{cid}:wrong".encode()).decode()
+    r = requests.post(srv.rest_uri + "/v1/oauth/tokens", data=form, timeout=30,
+                      headers={"Authorization": f"Basic {wrong}"})
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client", r.text
+
+
 def test_a_token_is_refreshed_by_token_exchange(setup: tuple[Server, str, Path], idp: Idp) -> None:
     """As Iceberg's clients refresh a token: RFC 8693's exchange of a valid token of ours, for its client."""
     srv, credential, _ = setup

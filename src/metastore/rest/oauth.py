@@ -314,10 +314,10 @@ class OAuth2:
                                     "the client_credentials grant is served, and the token exchange of a token "
                                     "this server issued")
         client_id, secret = form.get("client_id"), form.get("client_secret")
-        if authorization:
-            scheme, _, value = authorization.partition(" ")
-            if scheme.lower() != "basic":
-                raise TokenRequestError(400, "invalid_request", "client authentication is Basic or in the form")
+        scheme, _, value = (authorization or "").strip().partition(" ")
+        # another scheme is not client authentication: PyIceberg asks for a new token (its credential in the
+        # form) with its expired one still in a Bearer header
+        if scheme.lower() == "basic":
             try:
                 decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
             except (binascii.Error, ValueError):
