@@ -272,6 +272,25 @@ def test_pyiceberg_gets_a_new_token_when_its_token_is_refused(setup: tuple[Serve
     assert r.status_code == 401 and r.json()["error"] == "invalid_client", r.text
 
 
+def test_the_token_endpoints_refusals_of_a_body_are_oauth_errors(setup: tuple[Server, str, Path]) -> None:
+    """A token request whose body's length is missing, malformed or chunked is refused in the OAuthError model
+    (as every refusal of the endpoint), not the catalog's."""
+    srv, _, _ = setup
+    head = (b"POST /v1/oauth/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\n")
+    for framing in (b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                    b"Content-Length: +5\r\n\r\nhello"):
+        with socket.create_connection(("127.0.0.1", srv.rest_port), timeout=30) as s:
+            s.sendall(head + framing)
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+        status, _, rest = answer.partition(b"\r\n")
+        assert status.split()[1] in (b"400", b"411"), answer
+        body = json.loads(rest.split(b"\r\n\r\n", 1)[1])
+        assert body["error"] == "invalid_request" and body["error_description"], body
+
+
 def test_a_token_is_refreshed_by_token_exchange(setup: tuple[Server, str, Path], idp: Idp) -> None:
     """As Iceberg's clients refresh a token: RFC 8693's exchange of a valid token of ours, for its client."""
     srv, credential, _ = setup

@@ -432,9 +432,13 @@ class _Handler(BoundedHandler):
         kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if kind != "application/x-www-form-urlencoded":
             raise TokenRequestError(400, "invalid_request", "the request must be application/x-www-form-urlencoded")
-        if self.content_length() > MAX_FORM_BYTES:  # the body stays unread: the connection closes after
-            raise TokenRequestError(400, "invalid_request", f"request larger than {MAX_FORM_BYTES} bytes")
-        answer = self.auth.token(self.read_body(), self.headers.get("Authorization"))
+        try:  # the endpoint's refusals are OAuthError's, the body's framing included
+            if self.content_length() > MAX_FORM_BYTES:  # the body stays unread: the connection closes after
+                raise TokenRequestError(400, "invalid_request", f"request larger than {MAX_FORM_BYTES} bytes")
+            body = self.read_body()
+        except HttpError as e:
+            raise TokenRequestError(e.code, "invalid_request", e.message) from None
+        answer = self.auth.token(body, self.headers.get("Authorization"))
         self._extra_headers = (("Cache-Control", "no-store"), ("Pragma", "no-cache"))
         self.send_body(200, json.dumps(answer).encode())
 
