@@ -8,7 +8,9 @@ granted or not, so a later request never overtakes an earlier conflicting one (c
 
 Locks outside transactions expire when their holder has not heartbeated (lock, check_lock, heartbeat) for
 `timeout` seconds; transactions (and their locks) likewise. Expiry runs first in every lock call, so a
-killed holder blocks others for at most the timeout. Every change runs in one store write transaction, which
+killed holder blocks others for at most the timeout. A transaction that ended is forgotten (TXNS row deleted)
+a timeout or a little more after it ended: each process purges them at most once per min(timeout,
+PURGE_INTERVAL), not in every call. Every change runs in one store write transaction, which
 serializes writers across all server processes on the database.
 
 Locks the server takes for itself (the Iceberg REST commit's table locks, `own=True`) carry their holder in
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import re
 import socket
@@ -62,6 +65,7 @@ DEFAULT_TIMEOUT = 300.0
 MAX_OPEN_BATCH = 1000  # Hive's hive.txn.max.open.batch (settings.txn_max_open_batch)
 MAX_OPEN_TXNS = 100_000  # Hive's hive.max.open.txns
 MAX_LOCK_COMPONENTS = 100_000  # one lock request's components (Hive locks a partition per component)
+PURGE_INTERVAL = 60.0  # seconds: a process forgets ended transactions at most this often (and once a timeout)
 TOO_MANY_TXNS = "Maximum allowed number of open transactions has been reached. See hive.max.open.txns."
 
 log = logging.getLogger(__name__)
@@ -254,30 +258,45 @@ class Locks:
         self.max_open_batch = max_open_batch
         self.max_open_txns = max_open_txns
         self._swept_pid = 0  # the process that last released dead holders' locks (a fork must sweep again)
+        self._purged: tuple[int, float] = (0, -math.inf)  # (pid, time.monotonic()) of the last purge of TXNS
 
     @contextmanager
     def _session(self, txnid: int | None = None) -> Iterator[tuple[LockQueries, int]]:
         """(queries, now in ms) inside one store write transaction, expired locks and transactions already
         gone (every call expires first, so a dead holder blocks others for at most the timeout); with
         `txnid`, that transaction is checked to be open before anything else."""
-        sweep = self._swept_pid != os.getpid()
+        pid = os.getpid()
+        sweep = self._swept_pid != pid
+        mono = time.monotonic()
+        purge = self._purged[0] != pid or mono - self._purged[1] >= self._purge_interval()
         with self.catalog.transaction() as tx:
             q = tx.lock_queries()
             now = _now_ms()
-            self._expire(q, now)
+            self._expire(q, now, purge)
             if sweep:
                 self._release_gone(q)
             if txnid:
                 self._open_txn(q, txnid)
             yield q, now
         if sweep:  # only once committed: a call that failed rolled the release back
-            self._swept_pid = os.getpid()
+            self._swept_pid = pid
+        if purge:  # likewise
+            self._purged = (pid, mono)
 
-    def _expire(self, q: LockQueries, now: int) -> None:
+    def _purge_interval(self) -> float:
+        """Seconds between two purges of ended transactions by this process: the timeout, at most PURGE_INTERVAL."""
+        return min(self.timeout, PURGE_INTERVAL)
+
+    def _expire(self, q: LockQueries, now: int, purge: bool = True) -> None:
+        """Release the expired locks and abort the expired transactions (every call: a dead holder blocks others
+        for at most the timeout); with `purge`, also forget the transactions that ended a timeout ago (TXNS
+        holds only the recent past, not every transaction): housekeeping, which a process does at most once per
+        _purge_interval, not in every call."""
         older = now - int(self.timeout * 1000)
         q.expire_locks(older)
         q.expire_txns(older, now)
-        q.purge_ended_txns(older)  # ended a timeout ago: TXNS holds only the recent past, not every transaction
+        if purge:
+            q.purge_ended_txns(older)
 
     @staticmethod
     def _release_gone(q: LockQueries) -> int:
