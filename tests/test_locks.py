@@ -6,8 +6,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from hive_metastore.ttypes import (
     AbortTxnRequest,
     CheckLockRequest,
@@ -288,3 +290,87 @@ def test_timeout_setting(tmp_path: Path) -> None:
     site.write_text("<configuration><property><name>metastore.txn.timeout</name><value>45s</value></property>"
                     "</configuration>")
     assert config.load(str(site), env={}).txn_timeout == 45.0
+
+
+# ---- the lock manager on the store, in this process: housekeeping off the hot path -------------------------
+
+class _OnStore:
+    """What the lock manager needs of the catalog (Locks' Transactional): the real store's write transactions."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def transaction(self) -> Any:
+        return self.store.write()
+
+
+@pytest.fixture(scope="module")
+def lock_engine(database: Database) -> Iterator[Any]:
+    from metastore.store import migrate
+    from metastore.store.engine import create_engine
+    from metastore.store.store import Store
+
+    engine = create_engine(database.url)
+    migrate.upgrade(engine, only_if_empty=True)
+    Store(engine).initialize()  # the sequence row a write transaction locks (a server makes it at its start)
+    yield engine
+    engine.dispose()
+
+
+def _purges(engine: Any) -> tuple[list[str], Any]:
+    """The DELETEs of TXNS rows the engine runs (a listener on the real engine), and the listener to remove."""
+    seen: list[str] = []
+
+    def listener(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        sql = " ".join(statement.upper().split())
+        if sql.startswith("DELETE FROM") and "TXNS" in sql.split(" WHERE")[0]:
+            seen.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", listener)
+    return seen, listener
+
+
+def test_ended_transactions_are_purged_at_most_once_per_interval(lock_engine: Any) -> None:
+    """The purge of ended transactions is housekeeping: a process runs it once per interval, not in every lock
+    call (each of which also expires locks and transactions, as before)."""
+    from metastore.catalog.locks import EXCLUSIVE, TABLE, Component, Locks
+    from metastore.store.store import Store
+
+    locks = Locks(_OnStore(Store(lock_engine)), timeout=300)
+    db = unique("db")
+    seen, listener = _purges(lock_engine)
+    try:
+        for _ in range(20):
+            ext, st = locks.lock([Component(EXCLUSIVE, TABLE, db, "t")], None, "u", "h")
+            assert st == 1  # ACQUIRED
+            locks.check_lock(ext)
+            locks.unlock(ext)
+        assert len(seen) == 1, f"{len(seen)} purges of TXNS in 60 lock calls"
+    finally:
+        sa.event.remove(lock_engine, "before_cursor_execute", listener)
+
+
+def test_throttled_purge_keeps_expiry_on_time(lock_engine: Any) -> None:
+    """With the purge throttled, a dead holder's lock is still released a timeout after its last heartbeat, an
+    open transaction without heartbeats still aborted, and an ended transaction still forgotten soon after a
+    timeout."""
+    from metastore.catalog.locks import EXCLUSIVE, TABLE, Component, Locks
+    from metastore.core.errors import TxnAborted
+    from metastore.store.store import Store
+
+    locks = Locks(_OnStore(Store(lock_engine)), timeout=1.0)
+    db = unique("db")
+    ended, silent = locks.open_txns(2, "u", "h")
+    locks.abort_txn(ended)
+    locks.lock([Component(EXCLUSIVE, TABLE, db, "t")], silent, "u", "h")
+    dead, st = locks.lock([Component(EXCLUSIVE, TABLE, db, "u")], None, "u", "h")
+    assert st == 1
+    assert ended in locks.get_open_txns().aborted  # listed until forgotten
+    assert locks.lock([Component(EXCLUSIVE, TABLE, db, "u")], None, "u", "h")[1] == 2  # WAITING
+    time.sleep(1.5)  # past the timeout
+    assert locks.lock([Component(EXCLUSIVE, TABLE, db, "u")], None, "u", "h")[1] == 1  # the dead one expired
+    assert locks.lock([Component(EXCLUSIVE, TABLE, db, "t")], None, "u", "h")[1] == 1  # the silent txn's too
+    with pytest.raises(TxnAborted):
+        locks.commit_txn(silent)
+    got = locks.get_open_txns()
+    assert ended not in got.aborted and ended not in got.open_txns
