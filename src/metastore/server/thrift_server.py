@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from thriftpy2.protocol.cybin import TCyBinaryProtocol
 from thriftpy2.thrift import TApplicationException, TMessageType, TPayload, TProcessor
@@ -460,6 +460,18 @@ Negotiate: TypeAlias = Callable[[Callable[[int], bytes], Callable[[bytes], None]
 FastPath: TypeAlias = Callable[[TPayload], bytes | None]
 
 
+class _Processor(TProcessor):
+    """thriftpy2's processor, with the text Java's servers give a call of a method they do not have
+    ("Invalid method name: 'x'"; thriftpy2 sends none): Hive's clients show it."""
+
+    def process_in(self, iprot: Any) -> tuple[str, int, Any, Callable[[], Any] | None]:
+        api, seqid, result, call = super().process_in(iprot)
+        if isinstance(result, TApplicationException) and result.type == TApplicationException.UNKNOWN_METHOD:
+            result = TApplicationException(TApplicationException.UNKNOWN_METHOD,
+                                           f"Invalid method name: '{api[:256]}'")
+        return api, seqid, result, call
+
+
 class ThriftServer:
     def __init__(self, handler: object, host: str = "127.0.0.1", port: int = 9083,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE,
@@ -467,7 +479,7 @@ class ThriftServer:
                  connection_scope: Callable[[], AbstractContextManager[object]] | None = None,
                  limits: FrontLimits | None = None, tls: ssl.SSLContext | None = None,
                  sasl: Negotiate | None = None) -> None:
-        self.processor = TProcessor(hms.ThriftHiveMetastore, handler)
+        self.processor = _Processor(hms.ThriftHiveMetastore, handler)
         # entered by each connection's thread for the connection's life (Catalog.connection_scope)
         self.connection_scope = connection_scope or nullcontext
         # methods that may answer with ready-made result bytes (see serialized.py); None falls through
