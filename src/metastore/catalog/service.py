@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
@@ -31,7 +33,7 @@ from ..core.errors import (
     UnknownDB,
 )
 from ..core.events import EventType
-from ..core.filters import FilterError, Node, keys_of, parse
+from ..core.filters import COMPARISONS, FilterError, Node, keys_of, parse
 from ..core.names import (
     bad_values_message,
     column_error,
@@ -83,6 +85,7 @@ class Catalog:
         # is checked by the authorizer (catalog/authz.py), with "none" nothing is installed
         self.privileges = Privileges(store, admin_users, enforce=authorization == "sql", ttl=rights_ttl)
         self.authorizer: Authorizer | None = None
+        self._db_uuid: str | None = None  # the store's uuid, once read (it never changes)
         if authorization == "sql":
             self.authorizer = Authorizer(self.privileges)
             self.authorizer.install(self)
@@ -1279,6 +1282,94 @@ class Catalog:
                       groups: Sequence[str]) -> dict[str, dict[str, list[m.PrivilegeGrant]]]:
         return self.privileges.privilege_set(obj, user, groups)
 
+    # ---- the small operations engines call (issue 21) ---------------------------------------------------------
+
+    def truncate_table(self, db: str, table: str, part_names: Sequence[str] | None = None) -> None:
+        """Hive 3's truncate_table: the data files of a managed table, or of the named partitions, deleted, then
+        their basic statistics reset (0 files, 0 rows, accurate) and their column statistics marked stale, by an
+        alter (so with ALTER_TABLE or ALTER_PARTITION events, as Hive's alter handler writes them).
+
+        Only directories inside the table's own location that the location policy lets this server delete are
+        emptied (each is kept, empty); a partition elsewhere keeps its files (logged), whatever the caller asks.
+        """
+        t = self.get_table(db, table)
+        if t.tableType != MANAGED_TABLE or (t.parameters or {}).get("EXTERNAL", "").upper() == "TRUE":
+            raise MetaError(f"Cannot truncate non-managed table {t.tableName}.")
+        if part_names is not None and not t.partitionKeys:
+            raise MetaError(f"Table {t.dbName}.{t.tableName} is not partitioned: partitions cannot be truncated")
+        parts: list[m.Partition] = []
+        if t.partitionKeys:
+            parts = (self.get_partitions_by_names(t.dbName, t.tableName, part_names) if part_names is not None
+                     else self.get_partitions(t.dbName, t.tableName))
+            locations = [p.sd.location for p in parts]
+        else:
+            locations = [t.sd.location]
+        root = lexical_path(t.sd.location)
+        for loc in locations:
+            path = lexical_path(loc)
+            if root is not None and path is not None and is_under(path, root):
+                self.wh.empty(loc)
+            elif loc:
+                log.warning("truncate of %s.%s: %s is not inside the table's local directory, its files are left",
+                            t.dbName, t.tableName, loc)
+        env = {STATS_GENERATED: "TASK"}
+        if t.partitionKeys:
+            changed = []
+            for p in parts:
+                p = replace(p, parameters=dict(p.parameters or {}))
+                _truncated_stats(p.parameters)
+                changed.append(p)
+            if changed:
+                self.alter_partitions(t.dbName, t.tableName, changed, env)
+        else:
+            new = replace(t, parameters=dict(t.parameters or {}))
+            _truncated_stats(new.parameters)
+            self.alter_table(t.dbName, t.tableName, new, env=env)
+
+    def get_partition_values(self, db: str, table: str, keys: Sequence[str], distinct: bool = True,
+                             filter: str | None = None, max_parts: int = -1) -> list[list[str]]:
+        """The values of the named partition keys of each partition (matching a filter), one row per partition,
+        distinct rows when asked, at most `max_parts` rows. As Hive's ObjectStore, in no promised order (here:
+        the partitions' names' order); a request's partitionOrder and ascending change nothing there either.
+        A missing table is a MetaException, as Hive answers it."""
+        if not keys:
+            raise MetaError("Partition key cannot be empty")
+        with self._read() as tx:
+            t = tx.get_table(db.lower(), table.lower())
+            if t is None:
+                raise MetaError(f"{db}.{table} table not found")
+            all_keys = [k.name.lower() for k in t.partitionKeys]
+            for k in keys:
+                if (k or "").lower() not in all_keys:
+                    raise MetaError(f"Specified key <{k}> is not a partitioning key for the table")
+            names = self._filtered(t, filter, lambda node: tx.partition_names(t, filter=node))
+        pick = [all_keys.index(k.lower()) for k in keys]
+        rows = [[v[i] for i in pick] for v in (part_vals_from_name(all_keys, n) for n in names)]
+        if distinct:
+            rows = [list(r) for r in dict.fromkeys(tuple(r) for r in rows)]
+        return rows if max_parts < 0 else rows[:max_parts]
+
+    def get_table_names_by_filter(self, db: str, text: str | None, max_tables: int = -1) -> list[str]:
+        """Hive's table filter (get_table_names_by_filter): the names of `db`'s tables whose owner
+        (hive_filter_field_owner__), last access time (hive_filter_field_last_access__) or parameters
+        (hive_filter_field_params__KEY: =, <> and LIKE, on tables that have the key) match."""
+        if db is None or not db.strip():
+            raise UnknownDB("DB name is null or empty")
+        if text is None:
+            raise InvalidOperation("null cannot apply null filter")
+        match = _table_filter(text)
+        with self._read() as tx:
+            tables = tx.get_tables(db.lower())
+        names = [t.tableName for t in tables if match(t)]
+        return names if max_tables < 0 else names[:max_tables]
+
+    def metastore_db_uuid(self) -> str:
+        """The store's uuid (get_metastore_db_uuid): made by the first call and kept in the store."""
+        if self._db_uuid is None:
+            with self.transaction() as tx:
+                self._db_uuid = tx.db_property("guid", lambda: str(uuid.uuid4()), "Metastore DB GUID")
+        return self._db_uuid
+
 
 def _tid(t: m.Table) -> int:
     """The id of a table the store returned (always set there)."""
@@ -1376,6 +1467,80 @@ def _mark_columns_accurate(params: dict[str, str], cols: Sequence[str]) -> None:
         stats[c] = "true"
     params[COLUMN_STATS_ACCURATE] = json.dumps(state, separators=(",", ":"))
 
+
+
+# ---- issue 21's small operations: helpers ----------------------------------------------------------------------
+
+_BASIC_STATS = ("numFiles", "numRows", "totalSize", "rawDataSize", "numFilesErasureCoded")
+_FILTER_OWNER, _FILTER_LAST_ACCESS, _FILTER_PARAMS = (
+    "hive_filter_field_owner__", "hive_filter_field_last_access__", "hive_filter_field_params__")
+_PARAM_KEY = re.compile(re.escape(_FILTER_PARAMS) + r"([A-Za-z0-9_]+)", re.I)
+
+
+def _truncated_stats(params: dict[str, str]) -> None:
+    """Hive's statistics after a truncate: each basic statistic present is 0, accurate; column statistics stale."""
+    import json
+    for k in _BASIC_STATS:
+        if k in params:
+            params[k] = "0"
+    params[COLUMN_STATS_ACCURATE] = json.dumps({"BASIC_STATS": "true"}, separators=(",", ":"))
+
+
+def _table_filter(text: str) -> Callable[[m.Table], bool]:
+    """Hive's filter on tables as a test of one table (SQL's three-valued logic: unknown is not selected)."""
+    from ..core.filters import And, Between, Compare, In, Like, Not, Or, and3, like_matcher, not3, or3
+
+    try:
+        node = parse(text)
+    except FilterError as e:
+        raise MetaError(f"Error parsing partition filter; {e}") from e
+    # the parser lower-cases key names; Hive compares parameter keys as written
+    cased = {k.lower(): k for k in _PARAM_KEY.findall(text)}
+
+    def field(key: str, op: str) -> Callable[[m.Table], Any]:
+        if key == _FILTER_OWNER:
+            return lambda t: t.owner
+        if key == _FILTER_LAST_ACCESS:
+            if op == "LIKE":
+                raise MetaError("Like is not supported for HIVE_FILTER_FIELD_LAST_ACCESS")
+            return lambda t: t.lastAccessTime or 0
+        if key.startswith(_FILTER_PARAMS):
+            if op not in ("=", "!=", "LIKE"):
+                raise MetaError("Only [=, <>, LIKE, !=] are supported operators for HIVE_FILTER_FIELD_PARAMS")
+            name = cased.get(key[len(_FILTER_PARAMS):], key[len(_FILTER_PARAMS):])
+            return lambda t: (t.parameters or {}).get(name)
+        raise MetaError("Invalid key name in filter.  Use constants from org.apache.hadoop.hive.metastore.api")
+
+    def value(key: str, v: Any) -> Any:
+        if key == _FILTER_LAST_ACCESS:
+            if not isinstance(v, int):
+                raise MetaError("Filtering on HIVE_FILTER_FIELD_LAST_ACCESS needs an integer")
+            return v
+        return str(v)
+
+    def compile_(n: Any) -> Callable[[m.Table], bool | None]:
+        if isinstance(n, Compare):
+            get, want, cmp = field(n.key, n.op), value(n.key, n.value), COMPARISONS[n.op]
+            return lambda t: None if get(t) is None else bool(cmp(get(t), want))
+        if isinstance(n, Like):
+            get, like = field(n.key, "LIKE"), like_matcher(n.pattern)
+            return lambda t: None if get(t) is None else like(str(get(t)))
+        if isinstance(n, In):  # as the comparisons it stands for
+            alts = Or(tuple(Compare(n.key, "=", v) for v in n.values))
+            return compile_(Not(alts) if n.negated else alts)
+        if isinstance(n, Between):
+            both = And((Compare(n.key, ">=", n.low), Compare(n.key, "<=", n.high)))
+            return compile_(Not(both) if n.negated else both)
+        if isinstance(n, And | Or):
+            ops = [compile_(o) for o in n.operands]
+            join = and3 if isinstance(n, And) else or3
+            return lambda t: join([o(t) for o in ops])
+        assert isinstance(n, Not)
+        inner = compile_(n.operand)
+        return lambda t: not3(inner(t))
+
+    test = compile_(node)
+    return lambda t: test(t) is True
 
 
 class _PartOccupant(Occupant):
