@@ -64,6 +64,7 @@ _OPERATIONS = {
     "rename_partition": "ALTERTABLE_RENAMEPART", "update_column_statistics": "ANALYZE_TABLE",
     "delete_column_statistics": "ANALYZE_TABLE", "fire_insert_event": "QUERY", "create_function": "CREATEFUNCTION",
     "drop_function": "DROPFUNCTION", "alter_function": "CREATEFUNCTION", "lock": "LOCKTABLE",
+    "truncate_table": "TRUNCATETABLE",
 }
 
 
@@ -413,6 +414,11 @@ RULES: dict[str, tuple[_Rule, _Post | None]] = {
     "advance_consumer": (_admin, None),
     "release_consumer": (_admin, None),
     "clean_notifications": (_admin, None),
+    # the small operations engines call (issue 21): truncating deletes data (the owner's, as Hive's TRUNCATETABLE)
+    "truncate_table": (lambda c, a: c.table_ownership(a["db"], a["table"]), None),
+    "get_partition_values": (_READ_TABLE, None),
+    "get_table_names_by_filter": (_open, _filter_table_names),
+    "metastore_db_uuid": (_open, None),
     # roles and privileges: the operations check their caller themselves (catalog/privileges.py)
     **{name: (_open, None) for name in (
         "create_role", "drop_role", "role_names", "grant_role", "revoke_role", "list_roles", "principals_in_role",
@@ -424,7 +430,7 @@ LOCK_RULES: dict[str, tuple[_Rule, _Post | None]] = {"lock": (_lock_rule, None),
                                                      "show_locks": (_open, _filter_locks)}
 # the lock manager's other calls act on a lock or transaction id the caller holds (as Hive, unchecked)
 LOCK_OPEN = frozenset({"release_gone_holders", "check_lock", "unlock", "heartbeat", "open_txns",
-                       "abort_txn", "commit_txn", "get_open_txns", "transaction"})
+                       "abort_txn", "commit_txn", "get_open_txns", "transaction", "add_dynamic_partitions"})
 
 
 def _renamed(a: dict[str, Any]) -> bool:
