@@ -478,6 +478,14 @@ class Locks:
         return OpenTxns(hwm, ids, min(opened) if opened else None, [r.id for r in rows if r.state == "a"])
 
 
+    def add_dynamic_partitions(self, txnid: int) -> None:
+        """Hive's add_dynamic_partitions records, for its compactor, the partitions a transaction's dynamic-partition
+        write made; this server has no compactor and keeps no such record, so it only checks, as Hive does first,
+        that the transaction is open (NoSuchTxn, TxnAborted)."""
+        with self._session(txnid):
+            pass
+
+
 def aborted_bits(ids: list[int], aborted: list[int]) -> bytes:
     """Hive's abortedBits: bit i (little-endian within each byte, as java.util.BitSet.toByteArray) set when
     open_txns[i] is aborted."""
