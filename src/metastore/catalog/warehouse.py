@@ -362,6 +362,25 @@ class Warehouse:
         except OSError as e:  # the metadata change has committed; a leftover directory is only logged
             log.warning("could not delete %s: %s", path, e)
 
+    def empty(self, location: str | None) -> None:
+        """Delete what a location's directory holds and keep the directory (a truncate), when the policy allows
+        deleting there; entries are removed without following links."""
+        path = self.local_path(location)
+        if path is None or self._refused("emptying", location):
+            return
+        path = os.path.realpath(path)
+        try:
+            entries = list(os.scandir(path))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for e in entries:
+            try:
+                shutil.rmtree(e.path) if e.is_dir(follow_symlinks=False) else os.remove(e.path)
+            except FileNotFoundError:
+                pass
+            except OSError as err:  # as delete: what is left is only logged
+                log.warning("could not delete %s: %s", e.path, err)
+
     def delete_if_empty(self, location: str | None) -> None:
         """Remove a location's directory only when it is empty (and the policy allows deleting it)."""
         path = self.local_path(location)
