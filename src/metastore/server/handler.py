@@ -223,6 +223,53 @@ def _require(v: _T | None, what: str) -> _T:
     return v
 
 
+# ---- issue 21's small methods: helpers -------------------------------------------------------------------------
+
+DEFAULT_CATALOG = "hive"
+
+
+@functools.lru_cache(maxsize=4)
+def _whitelist(text: str) -> re.Pattern[str]:
+    return re.compile(text)
+
+
+_SPEC_GROUPING = "hive.hcatalog.partition.spec.grouping.enabled"
+
+
+def _partition_specs(table: m.Table, parts: list[m.Partition]) -> list[hms.PartitionSpec]:
+    """Hive's get_partitions_pspec: with the table's parameter hive.hcatalog.partition.spec.grouping.enabled
+    true, partitions inside the table's directory grouped by their storage (input and output formats, serde
+    library, columns), each group one spec sharing the table's location as its root with the partitions' paths
+    relative to it; the others (all of them, without the parameter: Hive's default) in one list of whole
+    partitions."""
+    root = (table.sd.location if table.sd is not None else None) or ""
+    grouping = (table.parameters or {}).get(_SPEC_GROUPING, "").lower() == "true"
+    groups: dict[str, tuple[hms.StorageDescriptor, list[hms.PartitionWithoutSD]]] = {}
+    outside: list[m.Partition] = []
+    for p in parts:
+        loc = p.sd.location if p.sd is not None else None
+        if not grouping or not root or loc is None or not loc.startswith(root):
+            outside.append(p)
+            continue
+        sd = to_thrift(p).sd
+        key = "\t".join(str(x) for x in (sd.inputFormat, sd.outputFormat,
+                                         sd.serdeInfo.serializationLib if sd.serdeInfo else None,
+                                         [(c.name, c.type, c.comment) for c in sd.cols or []]))
+        if key not in groups:
+            sd.location = root
+            groups[key] = (sd, [])
+        groups[key][1].append(hms.PartitionWithoutSD(
+            values=list(p.values), createTime=p.createTime, lastAccessTime=p.lastAccessTime,
+            relativePath=loc[len(root):], parameters=dict(p.parameters or {})))
+    specs = [hms.PartitionSpec(dbName=table.dbName, tableName=table.tableName, rootPath=root,
+                               sharedSDPartitionSpec=hms.PartitionSpecWithSharedSD(partitions=ps, sd=sd))
+             for sd, ps in groups.values()]
+    if outside:
+        specs.append(hms.PartitionSpec(dbName=table.dbName, tableName=table.tableName, rootPath=root,
+                                       partitionList=hms.PartitionListComposingSpec(partitions=to_thrift(outside))))
+    return specs
+
+
 class Handler(DelegationTokenCalls):
     """Implements every method of the IDL's ThriftHiveMetastore service (checked at start-up)."""
 
@@ -346,6 +393,163 @@ class Handler(DelegationTokenCalls):
             identity.set_principal(identity.Principal(user, tuple(groups), identity.CLAIMED,
                                                       address=was.address if was is not None else None))
         return [user, *groups]
+
+    # ---- the small methods engines call (issue 21) ---------------------------------------------------------------
+
+    def flushCache(self) -> None:
+        return None
+
+    flushCache.thrift_status = (  # type: ignore[attr-defined]
+        "no effect", "nothing to flush: every call reads the store (as Hive's ObjectStore, whose flushCache does "
+        "nothing); the serialized-table cache is keyed by each table's version, so it is never stale")
+
+    def partition_name_has_valid_characters(self, part_vals: list[str], throw_exception: bool) -> bool:
+        """Hive's rule: every value fully matches hive.metastore.partition.name.whitelist.pattern, the server's
+        setting (a connection's setMetaConf does not change it, as in Hive); no pattern (the default): any."""
+        text = self.config.get("hive.metastore.partition.name.whitelist.pattern") or self.config.get(
+            "metastore.partition.name.whitelist.pattern") or ""
+        if not text:
+            return True
+        try:
+            pattern = _whitelist(text)
+        except re.error as e:
+            raise E.MetaError(f"hive.metastore.partition.name.whitelist.pattern is not a valid pattern: {e}") from None
+        for v in part_vals or []:
+            if v is None or not pattern.fullmatch(v):
+                if throw_exception:
+                    raise E.MetaError(f"Partition value '{_shown(v)}' contains a character not matched by whitelist "
+                                      f"pattern '{text}'.  (configure with "
+                                      "hive.metastore.partition.name.whitelist.pattern)")
+                return False
+        return True
+
+    def add_dynamic_partitions(self, rqst: hms.AddDynamicPartitions) -> None:
+        # Only txnid (field 1 in every generation) is read: a Hive 3+ request's other fields are numbered differently
+        self.catalog.locks.add_dynamic_partitions(_require(_require(rqst, "request").txnid, "txnid"))
+
+    def truncate_table(self, dbName: str, tableName: str, partNames: list[str]) -> None:
+        self.catalog.truncate_table(_db(dbName), tableName, partNames)
+
+    def truncate_table_req(self, req: hms.TruncateTableRequest) -> hms.TruncateTableResponse:
+        req = _require(req, "request")
+        self.catalog.truncate_table(_db(req.dbName), req.tableName, req.partNames)
+        return hms.TruncateTableResponse()
+
+    def get_partition_values(self, request: hms.PartitionValuesRequest) -> hms.PartitionValuesResponse:
+        req = _require(request, "request")
+        rows = self.catalog.get_partition_values(_db(req.dbName), req.tblName,
+                                                 [k.name for k in req.partitionKeys or []],
+                                                 req.applyDistinct is not False, req.filter, _max(req.maxParts))
+        return hms.PartitionValuesResponse(partitionValues=[hms.PartitionValuesRow(row=r) for r in rows])
+
+    def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
+        req = _require(req, "request")
+        if not req.expr:
+            return self.catalog.get_partition_names(_db(req.dbName), req.tblName, _max(req.maxParts))
+        try:
+            names = self.catalog.partition_names_by_expr(_db(req.dbName), req.tblName, req.expr,
+                                                         req.defaultPartitionName)
+        except E.ExprUnreadable as e:
+            raise E.MetaError(f"The partition expression cannot be evaluated here: {e.message}") from None
+        return names if _max(req.maxParts) < 0 else names[:req.maxParts]
+
+    def get_partitions_pspec(self, db_name: str, tbl_name: str, max_parts: int) -> list[hms.PartitionSpec]:
+        table = self.catalog.get_table(_db(db_name), tbl_name)
+        parts = self.catalog.get_partitions(table.dbName, table.tableName, _max(max_parts))
+        return _partition_specs(table, parts)
+
+    def get_database_req(self, request: hms.GetDatabaseRequest) -> hms.Database:
+        req = _require(request, "request")
+        cat, name = parse_db_name(req.name)
+        cat = req.catalogName or cat
+        if cat is not None and cat.lower() != DEFAULT_CATALOG:
+            raise E.NoSuchObject(f"database {cat}.{name} does not exist")
+        return to_thrift(self.catalog.get_database(name))
+
+    def get_table_names_by_filter(self, dbname: str, filter: str, max_tables: int) -> list[str]:
+        return self.catalog.get_table_names_by_filter(_db(dbname) if dbname else dbname, filter, _max(max_tables))
+
+    def get_metastore_db_uuid(self) -> str:
+        return self.catalog.metastore_db_uuid()
+
+    # Hive 3's catalogs: this store holds one, Hive's default `hive` (databases carry no catalog of their own)
+
+    def _default_catalog(self) -> hms.Catalog:
+        return hms.Catalog(name=DEFAULT_CATALOG, description="Default catalog, for Hive",
+                           locationUri=self.catalog.wh.to_uri(self.catalog.wh.root))
+
+    def get_catalogs(self) -> hms.GetCatalogsResponse:
+        return hms.GetCatalogsResponse(names=[DEFAULT_CATALOG])
+
+    def get_catalog(self, catName: hms.GetCatalogRequest) -> hms.GetCatalogResponse:
+        name = _require(catName, "request").name
+        if (name or "").lower() != DEFAULT_CATALOG:
+            raise E.NoSuchObject(f"No catalog {_shown(name)}")
+        return hms.GetCatalogResponse(catalog=self._default_catalog())
+
+    def create_catalog(self, catalog: hms.CreateCatalogRequest) -> None:
+        cat = _require(_require(catalog, "request").catalog, "catalog")
+        if (cat.name or "").lower() == DEFAULT_CATALOG:
+            raise E.AlreadyExists(f"Catalog {cat.name} already exists")
+        raise E.MetaError(f"Creating catalog {_shown(cat.name)} is not supported: this metastore's store holds only "
+                          f"the default catalog '{DEFAULT_CATALOG}'")
+
+    def alter_catalog(self, rqst: hms.AlterCatalogRequest) -> None:
+        name = _require(rqst, "request").name
+        if (name or "").lower() != DEFAULT_CATALOG:
+            raise E.NoSuchObject(f"No catalog {_shown(name)}")
+        raise E.InvalidOperation(f"Altering catalog '{DEFAULT_CATALOG}' is not supported: its location is the "
+                                 "server's warehouse setting")
+
+    def drop_catalog(self, catName: hms.DropCatalogRequest) -> None:
+        name = _require(catName, "request").name
+        if (name or "").lower() == DEFAULT_CATALOG:
+            raise E.MetaError(f"Can not drop {DEFAULT_CATALOG} catalog")
+        raise E.NoSuchObject(f"No catalog {_shown(name)}")
+
+    # file metadata (Hive's ORC footer cache for HBaseStore): answered as Hive's ObjectStore answers, unsupported
+
+    def get_file_metadata_by_expr(self, req: hms.GetFileMetadataByExprRequest) -> hms.GetFileMetadataByExprResult:
+        return hms.GetFileMetadataByExprResult(metadata={}, isSupported=False)
+
+    def get_file_metadata(self, req: hms.GetFileMetadataRequest) -> hms.GetFileMetadataResult:
+        return hms.GetFileMetadataResult(metadata={}, isSupported=False)
+
+    def put_file_metadata(self, req: hms.PutFileMetadataRequest) -> hms.PutFileMetadataResult:
+        return hms.PutFileMetadataResult()
+
+    put_file_metadata.thrift_status = (  # type: ignore[attr-defined]
+        "no effect", "no file-metadata store (as Hive's ObjectStore: isFileMetadataSupported false); "
+        "get_file_metadata answers isSupported=false")
+
+    def clear_file_metadata(self, req: hms.ClearFileMetadataRequest) -> hms.ClearFileMetadataResult:
+        return hms.ClearFileMetadataResult()
+
+    clear_file_metadata.thrift_status = put_file_metadata.thrift_status  # type: ignore[attr-defined]
+
+    def cache_file_metadata(self, req: hms.CacheFileMetadataRequest) -> hms.CacheFileMetadataResult:
+        return hms.CacheFileMetadataResult(isSupported=False)
+
+    # runtime statistics (Hive 3's re-execution planner feedback)
+
+    def add_runtime_stats(self, stat: hms.RuntimeStat) -> None:
+        return None
+
+    add_runtime_stats.thrift_status = (  # type: ignore[attr-defined]
+        "no effect", "runtime statistics (Hive's query re-execution hints, a cache Hive itself expires) are not "
+        "kept; get_runtime_stats answers none, which Hive's planner takes as no hints")
+
+    def get_runtime_stats(self, rqst: hms.GetRuntimeStatsRequest) -> list[hms.RuntimeStat]:
+        return []
+
+    def get_materialized_views_for_rewriting(self, db_name: str) -> list[str]:
+        db = _db(db_name)
+        names = self.catalog.get_tables(db, None, "MATERIALIZED_VIEW")
+        if not names:
+            return []
+        return [t.tableName for t in self.catalog.get_tables_by_names(db, names) if t.rewriteEnabled]
+
+    # ---- end of issue 21's small methods ----------------------------------------------------------------------
 
     # ---- roles and privileges (catalog/privileges.py; README "Authorization") -----------------------------
 
