@@ -738,7 +738,213 @@ struct GrantRevokeRoleResponse {
   1: bool success
 }
 
+// ---- the small methods engines call (issue 21): truncation, partition values and specs, catalogs, file metadata,
+// runtime statistics. Field ids and types as Hive's IDL has them.
+
+// Hive 2.3's layout: txnid 1, dbname 2, tablename 3, partitionnames 4, operationType 5. Hive 3+ put writeid (i64)
+// at 2 and moved the others up by one; a Hive 3+ client's request reads here with its txnid (field 1, the only
+// one the server needs) and its fields of other types skipped (see the handler).
+struct AddDynamicPartitions {
+  1: required i64 txnid,
+  2: string dbname,
+  3: string tablename,
+  4: list<string> partitionnames,
+  5: i32 operationType
+}
+
+struct TruncateTableRequest {
+  1: required string dbName,
+  2: required string tableName,
+  3: list<string> partNames,
+  4: i64 writeId = -1,
+  5: string validWriteIdList,
+  6: EnvironmentContext environmentContext
+}
+
+struct TruncateTableResponse {
+}
+
+struct PartitionValuesRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: required list<FieldSchema> partitionKeys,
+  4: bool applyDistinct = true,
+  5: string filter,
+  6: list<FieldSchema> partitionOrder,
+  7: bool ascending = true,
+  8: i64 maxParts = -1,
+  9: string catName,
+  10: string validWriteIdList
+}
+
+struct PartitionValuesRow {
+  1: required list<string> row
+}
+
+struct PartitionValuesResponse {
+  1: required list<PartitionValuesRow> partitionValues
+}
+
+struct PartitionWithoutSD {
+  1: list<string> values,
+  2: i32 createTime,
+  3: i32 lastAccessTime,
+  4: string relativePath,
+  5: map<string,string> parameters,
+  6: PrincipalPrivilegeSet privileges
+}
+
+struct PartitionSpecWithSharedSD {
+  1: list<PartitionWithoutSD> partitions,
+  2: StorageDescriptor sd
+}
+
+struct PartitionListComposingSpec {
+  1: list<Partition> partitions
+}
+
+struct PartitionSpec {
+  1: string dbName,
+  2: string tableName,
+  3: string rootPath,
+  4: PartitionSpecWithSharedSD sharedSDPartitionSpec,
+  5: PartitionListComposingSpec partitionList,
+  6: string catName,
+  7: i64 writeId = -1,
+  8: bool isStatsCompliant
+}
+
+struct GetDatabaseRequest {
+  1: string name,
+  2: string catalogName,
+  3: list<string> processorCapabilities,
+  4: string processorIdentifier
+}
+
+struct Catalog {
+  1: string name,
+  2: string description,
+  3: string locationUri,
+  4: i32 createTime
+}
+
+struct CreateCatalogRequest {
+  1: Catalog catalog
+}
+
+struct AlterCatalogRequest {
+  1: string name,
+  2: Catalog newCat
+}
+
+struct GetCatalogRequest {
+  1: string name
+}
+
+struct GetCatalogResponse {
+  1: Catalog catalog
+}
+
+struct GetCatalogsResponse {
+  1: list<string> names
+}
+
+struct DropCatalogRequest {
+  1: string name
+}
+
+struct MetadataPpdResult {
+  1: binary metadata,
+  2: binary includeBitset
+}
+
+struct GetFileMetadataByExprResult {
+  1: required map<i64,MetadataPpdResult> metadata,
+  2: required bool isSupported
+}
+
+struct GetFileMetadataByExprRequest {
+  1: required list<i64> fileIds,
+  2: required binary expr,
+  3: bool doGetFooters,
+  4: i32 type
+}
+
+struct GetFileMetadataResult {
+  1: required map<i64,binary> metadata,
+  2: required bool isSupported
+}
+
+struct GetFileMetadataRequest {
+  1: required list<i64> fileIds
+}
+
+struct PutFileMetadataResult {
+}
+
+struct PutFileMetadataRequest {
+  1: required list<i64> fileIds,
+  2: required list<binary> metadata,
+  3: i32 type
+}
+
+struct ClearFileMetadataResult {
+}
+
+struct ClearFileMetadataRequest {
+  1: required list<i64> fileIds
+}
+
+struct CacheFileMetadataResult {
+  1: required bool isSupported
+}
+
+struct CacheFileMetadataRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: string partName,
+  4: bool isAllParts
+}
+
+struct RuntimeStat {
+  1: i32 createTime,
+  2: required i32 weight,
+  3: required binary payload
+}
+
+struct GetRuntimeStatsRequest {
+  1: required i32 maxWeight,
+  2: required i32 maxCreateTime
+}
+// ---- end of issue 21's small methods' structs
+
 service ThriftHiveMetastore extends fb303.FacebookService {
+  // the small methods engines call (issue 21)
+  void flushCache(),
+  bool partition_name_has_valid_characters(1: list<string> part_vals, 2: bool throw_exception) throws (1: MetaException o1),
+  void add_dynamic_partitions(1: AddDynamicPartitions rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2),
+  void truncate_table(1: string dbName, 2: string tableName, 3: list<string> partNames) throws (1: MetaException o1),
+  TruncateTableResponse truncate_table_req(1: TruncateTableRequest req) throws (1: MetaException o1),
+  PartitionValuesResponse get_partition_values(1: PartitionValuesRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  list<string> get_partition_names_req(1: PartitionsByExprRequest req) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  list<PartitionSpec> get_partitions_pspec(1: string db_name, 2: string tbl_name, 3: i32 max_parts = -1) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  Database get_database_req(1: GetDatabaseRequest request) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  list<string> get_table_names_by_filter(1: string dbname, 2: string filter, 3: i16 max_tables = -1) throws (1: MetaException o1, 2: InvalidOperationException o2, 3: UnknownDBException o3),
+  string get_metastore_db_uuid() throws (1: MetaException o1),
+  void create_catalog(1: CreateCatalogRequest catalog) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3),
+  void alter_catalog(1: AlterCatalogRequest rqst) throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3),
+  GetCatalogResponse get_catalog(1: GetCatalogRequest catName) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  GetCatalogsResponse get_catalogs() throws (1: MetaException o1),
+  void drop_catalog(1: DropCatalogRequest catName) throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3),
+  GetFileMetadataByExprResult get_file_metadata_by_expr(1: GetFileMetadataByExprRequest req),
+  GetFileMetadataResult get_file_metadata(1: GetFileMetadataRequest req),
+  PutFileMetadataResult put_file_metadata(1: PutFileMetadataRequest req),
+  ClearFileMetadataResult clear_file_metadata(1: ClearFileMetadataRequest req),
+  CacheFileMetadataResult cache_file_metadata(1: CacheFileMetadataRequest req),
+  void add_runtime_stats(1: RuntimeStat stat) throws (1: MetaException o1),
+  list<RuntimeStat> get_runtime_stats(1: GetRuntimeStatsRequest rqst) throws (1: MetaException o1),
+  list<string> get_materialized_views_for_rewriting(1: string db_name) throws (1: MetaException o1),
+  // ---- end of issue 21's small methods
   string getMetaConf(1: string key) throws (1: MetaException o1),
   void setMetaConf(1: string key, 2: string value) throws (1: MetaException o1),
   void create_database(1: Database database) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3),
