@@ -861,8 +861,260 @@ class GrantRevokeRoleResponse(_Struct):
     def __init__(self, success: bool | None = None) -> None: ...
 
 
+class AddDynamicPartitions(_Struct):
+    txnid: int
+    dbname: str
+    tablename: str
+    partitionnames: list[str]
+    operationType: int
+    def __init__(self, txnid: int | None = None, dbname: str | None = None, tablename: str | None = None, partitionnames: list[str] | None = None, operationType: int | None = None) -> None: ...
+
+
+class TruncateTableRequest(_Struct):
+    dbName: str
+    tableName: str
+    partNames: list[str]
+    writeId: int
+    validWriteIdList: str
+    environmentContext: EnvironmentContext
+    def __init__(self, dbName: str | None = None, tableName: str | None = None, partNames: list[str] | None = None, writeId: int | None = None, validWriteIdList: str | None = None, environmentContext: EnvironmentContext | None = None) -> None: ...
+
+
+class TruncateTableResponse(_Struct):
+    def __init__(self) -> None: ...
+
+
+class PartitionValuesRequest(_Struct):
+    dbName: str
+    tblName: str
+    partitionKeys: list[FieldSchema]
+    applyDistinct: bool
+    filter: str
+    partitionOrder: list[FieldSchema]
+    ascending: bool
+    maxParts: int
+    catName: str
+    validWriteIdList: str
+    def __init__(self, dbName: str | None = None, tblName: str | None = None, partitionKeys: list[FieldSchema] | None = None, applyDistinct: bool | None = None, filter: str | None = None, partitionOrder: list[FieldSchema] | None = None, ascending: bool | None = None, maxParts: int | None = None, catName: str | None = None, validWriteIdList: str | None = None) -> None: ...
+
+
+class PartitionValuesRow(_Struct):
+    row: list[str]
+    def __init__(self, row: list[str] | None = None) -> None: ...
+
+
+class PartitionValuesResponse(_Struct):
+    partitionValues: list[PartitionValuesRow]
+    def __init__(self, partitionValues: list[PartitionValuesRow] | None = None) -> None: ...
+
+
+class PartitionWithoutSD(_Struct):
+    values: list[str]
+    createTime: int
+    lastAccessTime: int
+    relativePath: str
+    parameters: dict[str, str]
+    privileges: PrincipalPrivilegeSet
+    def __init__(self, values: list[str] | None = None, createTime: int | None = None, lastAccessTime: int | None = None, relativePath: str | None = None, parameters: dict[str, str] | None = None, privileges: PrincipalPrivilegeSet | None = None) -> None: ...
+
+
+class PartitionSpecWithSharedSD(_Struct):
+    partitions: list[PartitionWithoutSD]
+    sd: StorageDescriptor
+    def __init__(self, partitions: list[PartitionWithoutSD] | None = None, sd: StorageDescriptor | None = None) -> None: ...
+
+
+class PartitionListComposingSpec(_Struct):
+    partitions: list[Partition]
+    def __init__(self, partitions: list[Partition] | None = None) -> None: ...
+
+
+class PartitionSpec(_Struct):
+    dbName: str
+    tableName: str
+    rootPath: str
+    sharedSDPartitionSpec: PartitionSpecWithSharedSD
+    partitionList: PartitionListComposingSpec
+    catName: str
+    writeId: int
+    isStatsCompliant: bool
+    def __init__(self, dbName: str | None = None, tableName: str | None = None, rootPath: str | None = None, sharedSDPartitionSpec: PartitionSpecWithSharedSD | None = None, partitionList: PartitionListComposingSpec | None = None, catName: str | None = None, writeId: int | None = None, isStatsCompliant: bool | None = None) -> None: ...
+
+
+class GetDatabaseRequest(_Struct):
+    name: str
+    catalogName: str
+    processorCapabilities: list[str]
+    processorIdentifier: str
+    def __init__(self, name: str | None = None, catalogName: str | None = None, processorCapabilities: list[str] | None = None, processorIdentifier: str | None = None) -> None: ...
+
+
+class Catalog(_Struct):
+    name: str
+    description: str
+    locationUri: str
+    createTime: int
+    def __init__(self, name: str | None = None, description: str | None = None, locationUri: str | None = None, createTime: int | None = None) -> None: ...
+
+
+class CreateCatalogRequest(_Struct):
+    catalog: Catalog
+    def __init__(self, catalog: Catalog | None = None) -> None: ...
+
+
+class AlterCatalogRequest(_Struct):
+    name: str
+    newCat: Catalog
+    def __init__(self, name: str | None = None, newCat: Catalog | None = None) -> None: ...
+
+
+class GetCatalogRequest(_Struct):
+    name: str
+    def __init__(self, name: str | None = None) -> None: ...
+
+
+class GetCatalogResponse(_Struct):
+    catalog: Catalog
+    def __init__(self, catalog: Catalog | None = None) -> None: ...
+
+
+class GetCatalogsResponse(_Struct):
+    names: list[str]
+    def __init__(self, names: list[str] | None = None) -> None: ...
+
+
+class DropCatalogRequest(_Struct):
+    name: str
+    def __init__(self, name: str | None = None) -> None: ...
+
+
+class MetadataPpdResult(_Struct):
+    metadata: bytes
+    includeBitset: bytes
+    def __init__(self, metadata: bytes | None = None, includeBitset: bytes | None = None) -> None: ...
+
+
+class GetFileMetadataByExprResult(_Struct):
+    metadata: dict[int, MetadataPpdResult]
+    isSupported: bool
+    def __init__(self, metadata: dict[int, MetadataPpdResult] | None = None, isSupported: bool | None = None) -> None: ...
+
+
+class GetFileMetadataByExprRequest(_Struct):
+    fileIds: list[int]
+    expr: bytes
+    doGetFooters: bool
+    type: int
+    def __init__(self, fileIds: list[int] | None = None, expr: bytes | None = None, doGetFooters: bool | None = None, type: int | None = None) -> None: ...
+
+
+class GetFileMetadataResult(_Struct):
+    metadata: dict[int, bytes]
+    isSupported: bool
+    def __init__(self, metadata: dict[int, bytes] | None = None, isSupported: bool | None = None) -> None: ...
+
+
+class GetFileMetadataRequest(_Struct):
+    fileIds: list[int]
+    def __init__(self, fileIds: list[int] | None = None) -> None: ...
+
+
+class PutFileMetadataResult(_Struct):
+    def __init__(self) -> None: ...
+
+
+class PutFileMetadataRequest(_Struct):
+    fileIds: list[int]
+    metadata: list[bytes]
+    type: int
+    def __init__(self, fileIds: list[int] | None = None, metadata: list[bytes] | None = None, type: int | None = None) -> None: ...
+
+
+class ClearFileMetadataResult(_Struct):
+    def __init__(self) -> None: ...
+
+
+class ClearFileMetadataRequest(_Struct):
+    fileIds: list[int]
+    def __init__(self, fileIds: list[int] | None = None) -> None: ...
+
+
+class CacheFileMetadataResult(_Struct):
+    isSupported: bool
+    def __init__(self, isSupported: bool | None = None) -> None: ...
+
+
+class CacheFileMetadataRequest(_Struct):
+    dbName: str
+    tblName: str
+    partName: str
+    isAllParts: bool
+    def __init__(self, dbName: str | None = None, tblName: str | None = None, partName: str | None = None, isAllParts: bool | None = None) -> None: ...
+
+
+class RuntimeStat(_Struct):
+    createTime: int
+    weight: int
+    payload: bytes
+    def __init__(self, createTime: int | None = None, weight: int | None = None, payload: bytes | None = None) -> None: ...
+
+
+class GetRuntimeStatsRequest(_Struct):
+    maxWeight: int
+    maxCreateTime: int
+    def __init__(self, maxWeight: int | None = None, maxCreateTime: int | None = None) -> None: ...
+
+
 class _ThriftHiveMetastoreService(ModuleType):
     thrift_services: list[str]
+    flushCache_args: type[_Struct]
+    flushCache_result: type[_Struct]
+    partition_name_has_valid_characters_args: type[_Struct]
+    partition_name_has_valid_characters_result: type[_Struct]
+    add_dynamic_partitions_args: type[_Struct]
+    add_dynamic_partitions_result: type[_Struct]
+    truncate_table_args: type[_Struct]
+    truncate_table_result: type[_Struct]
+    truncate_table_req_args: type[_Struct]
+    truncate_table_req_result: type[_Struct]
+    get_partition_values_args: type[_Struct]
+    get_partition_values_result: type[_Struct]
+    get_partition_names_req_args: type[_Struct]
+    get_partition_names_req_result: type[_Struct]
+    get_partitions_pspec_args: type[_Struct]
+    get_partitions_pspec_result: type[_Struct]
+    get_database_req_args: type[_Struct]
+    get_database_req_result: type[_Struct]
+    get_table_names_by_filter_args: type[_Struct]
+    get_table_names_by_filter_result: type[_Struct]
+    get_metastore_db_uuid_args: type[_Struct]
+    get_metastore_db_uuid_result: type[_Struct]
+    create_catalog_args: type[_Struct]
+    create_catalog_result: type[_Struct]
+    alter_catalog_args: type[_Struct]
+    alter_catalog_result: type[_Struct]
+    get_catalog_args: type[_Struct]
+    get_catalog_result: type[_Struct]
+    get_catalogs_args: type[_Struct]
+    get_catalogs_result: type[_Struct]
+    drop_catalog_args: type[_Struct]
+    drop_catalog_result: type[_Struct]
+    get_file_metadata_by_expr_args: type[_Struct]
+    get_file_metadata_by_expr_result: type[_Struct]
+    get_file_metadata_args: type[_Struct]
+    get_file_metadata_result: type[_Struct]
+    put_file_metadata_args: type[_Struct]
+    put_file_metadata_result: type[_Struct]
+    clear_file_metadata_args: type[_Struct]
+    clear_file_metadata_result: type[_Struct]
+    cache_file_metadata_args: type[_Struct]
+    cache_file_metadata_result: type[_Struct]
+    add_runtime_stats_args: type[_Struct]
+    add_runtime_stats_result: type[_Struct]
+    get_runtime_stats_args: type[_Struct]
+    get_runtime_stats_result: type[_Struct]
+    get_materialized_views_for_rewriting_args: type[_Struct]
+    get_materialized_views_for_rewriting_result: type[_Struct]
     getMetaConf_args: type[_Struct]
     getMetaConf_result: type[_Struct]
     setMetaConf_args: type[_Struct]
@@ -1110,6 +1362,30 @@ ThriftHiveMetastore: _ThriftHiveMetastoreService
 
 class ThriftHiveMetastoreIface(Protocol):
     """Every method of the service, as a handler implements it and a client calls it."""
+    def flushCache(self) -> None: ...
+    def partition_name_has_valid_characters(self, part_vals: list[str], throw_exception: bool) -> bool: ...
+    def add_dynamic_partitions(self, rqst: AddDynamicPartitions) -> None: ...
+    def truncate_table(self, dbName: str, tableName: str, partNames: list[str]) -> None: ...
+    def truncate_table_req(self, req: TruncateTableRequest) -> TruncateTableResponse: ...
+    def get_partition_values(self, request: PartitionValuesRequest) -> PartitionValuesResponse: ...
+    def get_partition_names_req(self, req: PartitionsByExprRequest) -> list[str]: ...
+    def get_partitions_pspec(self, db_name: str, tbl_name: str, max_parts: int) -> list[PartitionSpec]: ...
+    def get_database_req(self, request: GetDatabaseRequest) -> Database: ...
+    def get_table_names_by_filter(self, dbname: str, filter: str, max_tables: int) -> list[str]: ...
+    def get_metastore_db_uuid(self) -> str: ...
+    def create_catalog(self, catalog: CreateCatalogRequest) -> None: ...
+    def alter_catalog(self, rqst: AlterCatalogRequest) -> None: ...
+    def get_catalog(self, catName: GetCatalogRequest) -> GetCatalogResponse: ...
+    def get_catalogs(self) -> GetCatalogsResponse: ...
+    def drop_catalog(self, catName: DropCatalogRequest) -> None: ...
+    def get_file_metadata_by_expr(self, req: GetFileMetadataByExprRequest) -> GetFileMetadataByExprResult: ...
+    def get_file_metadata(self, req: GetFileMetadataRequest) -> GetFileMetadataResult: ...
+    def put_file_metadata(self, req: PutFileMetadataRequest) -> PutFileMetadataResult: ...
+    def clear_file_metadata(self, req: ClearFileMetadataRequest) -> ClearFileMetadataResult: ...
+    def cache_file_metadata(self, req: CacheFileMetadataRequest) -> CacheFileMetadataResult: ...
+    def add_runtime_stats(self, stat: RuntimeStat) -> None: ...
+    def get_runtime_stats(self, rqst: GetRuntimeStatsRequest) -> list[RuntimeStat]: ...
+    def get_materialized_views_for_rewriting(self, db_name: str) -> list[str]: ...
     def getMetaConf(self, key: str) -> str: ...
     def setMetaConf(self, key: str, value: str) -> None: ...
     def create_database(self, database: Database) -> None: ...
