@@ -454,6 +454,52 @@ def test_jwks_served_over_http(tmp_path: Path, idp: Idp) -> None:
         httpd.server_close()
 
 
+def test_a_jwks_url_that_trickles_is_given_up_on(tmp_path: Path, idp: Idp) -> None:
+    """An issuer whose JWKS URL sends its answer a byte at a time (each read within urllib's timeout) does not hold
+    the requests that carry its tokens: the fetch is given up on after rest_oidc_jwks's 10 s in all, the token
+    refused (no key listed), while the issuer still trickles; the server's own tokens are served meanwhile."""
+    body = json.dumps(idp.jwks).encode()
+    stop = threading.Event()
+
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the base class's name
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for byte in body:
+                if stop.wait(0.2):
+                    return
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    credential = add_client(tmp_path / "data", "etl-job", "alice")
+    try:
+        for db in make_database("sqlite", tmp_path):
+            srv = Server(db, tmp_path, env=oauth_env(f"http://127.0.0.1:{httpd.server_address[1]}/jwks")).start()
+            try:
+                # the whole answer takes len(body) / 5 s (~90 s): refused long before (the safety timeout is 120 s)
+                refused(get_within(srv, "/v1/namespaces", idp.token(), 120), "does not list")
+                assert not stop.is_set()
+                assert get(srv, "/v1/namespaces", token_of(srv, credential)).status_code == 200
+            finally:
+                srv.stop()
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def get_within(srv: Server, path: str, token: str, seconds: float) -> requests.Response:
+    return requests.get(srv.rest_uri + path, headers={"Authorization": f"Bearer {token}"}, timeout=seconds)
+
+
 def serve_fails(tmp_path: Path, env: dict[str, str]) -> str:
     for db in make_database("sqlite", tmp_path):
         out = subprocess.run([sys.executable, "-m", "metastore.cli", "serve", "--db", db.url, "--data-dir",

@@ -11,7 +11,7 @@ bad request). Every process that holds the key accepts the token: the workers of
 servers on one store share it by pointing rest_token_key at one file.
 
 Tokens of an external issuer (rest_oidc_issuer): accepted when signed by a key of its JWKS (a file, re-read
-when it changes, or an http(s) URL fetched with a timeout and a size cap, cached for JWKS_TTL, re-fetched
+when it changes, or an http(s) URL fetched within a timeout in all and a size cap, cached for JWKS_TTL, re-fetched
 for an unknown key id at most every JWKS_MIN_REFRESH), with an algorithm of the allow-list that fits the key
 (RSA: RS/PS 256-512, EC: ES 256-512; never `none`, never an HMAC keyed by a public key), and exp, nbf, iss and
 aud checked (aud is required: a token the provider issued for another application is refused). The user is the
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import http.client
 import json
 import logging
 import os
@@ -163,6 +164,7 @@ class Jwks:
         self._keys: list[IssuerKey] = []
         self._stamp: object = None
         self._fetched = 0.0  # monotonic time of the last fetch (URL)
+        self._fetching: threading.Thread | None = None  # a fetch given up on that has not ended yet
         if not self.url:  # a file is read now: a missing or malformed one stops the server
             self._keys, self._stamp = self._read_file()
 
@@ -176,10 +178,39 @@ class Jwks:
         return self._parse(raw), (st.st_mtime_ns, st.st_size)
 
     def _fetch(self) -> list[IssuerKey]:
-        request = urllib.request.Request(self.source, headers={"Accept": "application/json"})
-        with _OPENER.open(request, timeout=JWKS_TIMEOUT) as r:
-            raw = r.read(MAX_JWKS_BYTES + 1)
-        return self._parse(raw)
+        """The URL's keys, within JWKS_TIMEOUT in all: urllib's timeout bounds each read, not the whole, and an
+        issuer trickling its answer held the lock (every request with one of its tokens waited) for as long as
+        it liked. The download runs in a thread of its own, waited for JWKS_TIMEOUT; one given up on is not
+        started again until it has ended (its reads end at the deadline; the headers' at their timeout)."""
+        if self._fetching is not None and self._fetching.is_alive():
+            raise TimeoutError(f"the previous fetch of the JWKS {self.source} has not ended")
+        deadline = time.monotonic() + JWKS_TIMEOUT
+        box: list[list[IssuerKey] | BaseException] = []
+
+        def download() -> None:
+            try:
+                request = urllib.request.Request(self.source, headers={"Accept": "application/json"})
+                raw = bytearray()
+                with _OPENER.open(request, timeout=JWKS_TIMEOUT) as r:
+                    while chunk := r.read1(MAX_JWKS_BYTES + 1 - len(raw)):
+                        raw += chunk
+                        if len(raw) > MAX_JWKS_BYTES:
+                            break
+                        if time.monotonic() > deadline:
+                            raise TimeoutError(f"the JWKS {self.source} did not arrive within {JWKS_TIMEOUT:g} s")
+                box.append(self._parse(bytes(raw)))
+            except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+                box.append(e)
+
+        self._fetching = threading.Thread(target=download, name="jwks-fetch", daemon=True)
+        self._fetching.start()
+        self._fetching.join(JWKS_TIMEOUT)
+        if not box:
+            raise TimeoutError(f"the JWKS {self.source} did not arrive within {JWKS_TIMEOUT:g} s")
+        result = box[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
 
     def _parse(self, raw: bytes) -> list[IssuerKey]:
         if len(raw) > MAX_JWKS_BYTES:
@@ -223,7 +254,7 @@ class Jwks:
         self._fetched = now
         try:
             self._keys = self._fetch()
-        except (OSError, ValueError) as e:  # the last keys stay; an unknown key id is refused
+        except (OSError, ValueError, http.client.HTTPException) as e:  # the last keys stay; an unknown kid is refused
             log.warning("cannot fetch the JWKS %s: %s", self.source, e)
 
     def keys_for(self, kid: str | None) -> list[IssuerKey]:
