@@ -11,10 +11,12 @@ from collections.abc import Iterator
 import pytest
 from hive_metastore.ttypes import (
     Database,
+    GetPrincipalsInRoleRequest,
     GrantRevokePrivilegeRequest,
     LockComponent,
     LockRequest,
     MetaException,
+    Role,
     ShowLocksRequest,
     UnlockRequest,
 )
@@ -206,3 +208,19 @@ def test_a_refusal_does_not_echo_a_huge_name(users: dict[str, As]) -> None:
                        (bob.list_privileges, (None, 0, obj(TABLE, huge, "t")))):
         message = denied(call, *args)
         assert len(message) < 2000, len(message)
+
+
+# ---- 7: role calls do not tell whether a role the caller does not administer exists
+
+
+def test_role_calls_do_not_tell_whether_a_role_exists(users: dict[str, As]) -> None:
+    root, bob = users["root"], users["bob"]
+    role = unique("hidden_role")
+    root.create_role(Role(roleName=role, createTime=0, ownerName="root"))
+    for name in (role, unique("no_role")):
+        denied(bob.get_principals_in_role, GetPrincipalsInRoleRequest(roleName=name))
+        denied(bob.grant_role, name, "bob", USER, "bob", USER, True)
+        denied(bob.revoke_role, name, "carol", USER)
+    with pytest.raises(MetaException, match="does not exist"):  # an administrator is told
+        root.get_principals_in_role(GetPrincipalsInRoleRequest(roleName=unique("no_role")))
+    root.drop_role(role)

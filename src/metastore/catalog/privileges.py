@@ -261,12 +261,13 @@ class Privileges:
 
     def _administered_role(self, q: PrivilegeQueries, r: Rights, role: str, operation: str) -> int:
         """The id of `role`, which must exist and which the caller must administer (grant and revoke): admin, or
-        it holds the role WITH ADMIN OPTION; else NoSuchObject or AccessDenied for `operation`."""
+        it holds the role WITH ADMIN OPTION; else AccessDenied for `operation`, or NoSuchObject (told only to an
+        administrator: listing the roles is its alone, so no one else learns whether a role exists)."""
+        if not (r.admin or any(g.grantOption for g in q.role_grants(r.principals, role=role))):
+            raise self._deny(r, operation, f"[ADMIN OPTION] on Role [name={role}]")
         role_id = q.role_id(role)
         if role_id is None:
             raise NoSuchObject(f"Role {role} does not exist")
-        if not (r.admin or any(g.grantOption for g in q.role_grants(r.principals, role=role))):
-            raise self._deny(r, operation, f"[ADMIN OPTION] on Role [name={role}]")
         return role_id
 
     # ---- roles --------------------------------------------------------------------------------------------
