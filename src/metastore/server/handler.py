@@ -237,18 +237,23 @@ _SPEC_GROUPING = "hive.hcatalog.partition.spec.grouping.enabled"
 
 
 def _partition_specs(table: m.Table, parts: list[m.Partition]) -> list[hms.PartitionSpec]:
-    """Hive's get_partitions_pspec: with the table's parameter hive.hcatalog.partition.spec.grouping.enabled
-    true, partitions inside the table's directory grouped by their storage (input and output formats, serde
-    library, columns), each group one spec sharing the table's location as its root with the partitions' paths
-    relative to it; the others (all of them, without the parameter: Hive's default) in one list of whole
-    partitions."""
+    """Hive's get_partitions_pspec: by default one spec listing every partition whole (none: an empty list);
+    with the table's parameter hive.hcatalog.partition.spec.grouping.enabled true, partitions inside the table's
+    directory grouped by their storage (input and output formats, serde library, columns), each group one spec
+    sharing the table's location as its root with the partitions' paths relative to it, the others in one list."""
     root = (table.sd.location if table.sd is not None else None) or ""
-    grouping = (table.parameters or {}).get(_SPEC_GROUPING, "").lower() == "true"
+
+    def listed(ps: list[m.Partition]) -> hms.PartitionSpec:
+        return hms.PartitionSpec(dbName=table.dbName, tableName=table.tableName, rootPath=root,
+                                 partitionList=hms.PartitionListComposingSpec(partitions=to_thrift(ps)))
+
+    if (table.parameters or {}).get(_SPEC_GROUPING, "").lower() != "true":
+        return [listed(parts)]
     groups: dict[str, tuple[hms.StorageDescriptor, list[hms.PartitionWithoutSD]]] = {}
     outside: list[m.Partition] = []
     for p in parts:
         loc = p.sd.location if p.sd is not None else None
-        if not grouping or not root or loc is None or not loc.startswith(root):
+        if not root or loc is None or not loc.startswith(root):
             outside.append(p)
             continue
         sd = to_thrift(p).sd
@@ -264,10 +269,7 @@ def _partition_specs(table: m.Table, parts: list[m.Partition]) -> list[hms.Parti
     specs = [hms.PartitionSpec(dbName=table.dbName, tableName=table.tableName, rootPath=root,
                                sharedSDPartitionSpec=hms.PartitionSpecWithSharedSD(partitions=ps, sd=sd))
              for sd, ps in groups.values()]
-    if outside:
-        specs.append(hms.PartitionSpec(dbName=table.dbName, tableName=table.tableName, rootPath=root,
-                                       partitionList=hms.PartitionListComposingSpec(partitions=to_thrift(outside))))
-    return specs
+    return specs + ([listed(outside)] if outside else [])
 
 
 class Handler(DelegationTokenCalls):
