@@ -376,9 +376,10 @@ def test_partition_names_req(server: Server) -> None:
     "hive_filter_field_params__retention = ",
 ])
 def test_table_names_by_filter_as_the_reference(both: tuple[int, int, str], filt: str) -> None:
-    # a filter that does not parse: both say so, in their own parser's words
+    # a filter that does not parse: both say so, in their own parser's words; Hive lists the operators of
+    # parameters from a HashSet of enums (in an order that changes from one JVM to the next)
     kind, got = _same(both, lambda c, db: sorted(c.get_table_names_by_filter(db, filt, -1)),
-                      messages=not filt.endswith("= "))
+                      messages=not filt.endswith("= ") and " > " not in filt)
     if kind != "OK":
         assert kind == "MetaException"
 
