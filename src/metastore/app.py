@@ -192,6 +192,7 @@ class TransportSecurity:
 
     tls: ssl.SSLContext | None = None
     sasl: Negotiate | None = None
+    kerberos_principal: str | None = None  # the server's own principal (its keytab's), with SASL
 
 
 def transport_security(settings: Settings) -> TransportSecurity:
@@ -203,7 +204,8 @@ def transport_security(settings: Settings) -> TransportSecurity:
     if settings.sasl:
         from .server.sasl import negotiator
 
-        out.sasl = negotiator(settings)
+        neg = negotiator(settings)
+        out.sasl, out.kerberos_principal = neg, neg.principal
     return out
 
 
@@ -309,6 +311,12 @@ class Server:
 
         s = self.settings
         self.security = transport_security(s)  # SettingsError: configured security that cannot be honoured
+        if self.security.kerberos_principal is not None:
+            from .thrift.client import use_kerberos
+
+            # the server's own clients (its scheduler's connections to itself) authenticate with its keytab: its
+            # principal may act for a policy's EXECUTED AS user (server/proxyusers.py)
+            use_kerberos(True, (self.security.kerberos_principal, s.kerberos_keytab))
         try:
             audit_log(s)
         except OSError as e:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import click
 
@@ -115,26 +116,39 @@ def reset_cmd(srcdb: str, bootstrap: bool, with_: tuple[str, ...]) -> None:
 def sql(ctx: click.Context, statement: str | None, db: str | None, data_dir: str | None) -> None:
     """Run a scheduled-query statement (CREATE/ALTER/DROP SCHEDULED QUERY, SELECT * FROM
     information_schema.scheduled_queries | information_schema.scheduled_executions | sys.replication_metrics);
-    without STATEMENT, an interactive shell (statements end with ';')."""
+    without STATEMENT, an interactive shell (statements end with ';'). The statements are the OS user's: with
+    authorization "sql", a policy executing as another user is an administrator's to create, change or drop."""
     from ..app import scheduled_store
     from ..store.migrate import SchemaVersionError
 
+    settings = command_settings(ctx, db=db, data_dir=data_dir)
     try:
-        store = scheduled_store(command_settings(ctx, db=db, data_dir=data_dir))
+        store = scheduled_store(settings)
     except SchemaVersionError as e:
         raise click.ClickException(str(e)) from None
+    is_admin = None
+    if settings.authorization == "sql":
+        from ..catalog.privileges import Privileges
+        from ..core import identity
+        from ..store.store import Store
+
+        privileges = Privileges(Store(store.engine), [u.strip() for u in settings.admin_users.split(",")])
+
+        def is_admin(user: str) -> bool:
+            return privileges.rights(identity.Principal(user)).admin
+
     if statement is not None:
-        if not _run_one(store, statement):
+        if not _run_one(store, statement, is_admin):
             raise SystemExit(1)
         return
-    _shell(store)
+    _shell(store, is_admin)
 
 
-def _run_one(store: object, text: str) -> bool:
+def _run_one(store: object, text: str, is_admin: Callable[[str], bool] | None = None) -> bool:
     from .policies import execute
 
     try:
-        out = execute(store, text)  # type: ignore[arg-type]
+        out = execute(store, text, is_admin=is_admin)  # type: ignore[arg-type]
     except ReplError as e:
         click.echo(f"Error: {e}", err=True)
         return False
@@ -149,7 +163,7 @@ def _run_one(store: object, text: str) -> bool:
     return True
 
 
-def _shell(store: object) -> None:
+def _shell(store: object, is_admin: Callable[[str], bool] | None = None) -> None:
     click.echo("metastore sql: scheduled queries and replication metrics; end statements with ';', "
                "quit with \\q or Ctrl-D", err=True)
     buf: list[str] = []
@@ -166,4 +180,4 @@ def _shell(store: object) -> None:
         if text.endswith(";"):
             buf = []
             if text.strip(";").strip():
-                _run_one(store, text)
+                _run_one(store, text, is_admin)

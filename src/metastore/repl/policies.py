@@ -4,6 +4,12 @@ policies inside `metastore serve` (one execution of a policy at a time), recordi
 A policy's REPL DUMP runs against the metastore whose scheduler runs it (the source), its REPL LOAD into
 that metastore (the target), as Hive runs each on its own cluster; the staging root in the WITH clause is
 what the two share.
+
+EXECUTED AS: a policy runs as its user. Its run's clients act for that user (repl/client.py: set_ugi, or over
+Kerberos a SASL authorization id the server accepts from its own principal or a proxy user), so the metastore
+authorizes the dump's reads and the load's writes as that user's; a run the user may not make fails and is
+recorded FAILED with the metastore's refusal. With authorization "sql", only an administrator, or the user
+itself, may create a policy executing as a user, change one, or drop one (`execute`'s `is_admin`).
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..core import identity
 from ..store.scheduled import ScheduledStore
+from ..thrift.client import HIVE_ERRORS, hive_message
 from . import dump, load, root_dir
 from .errors import NeedsReset, NothingToDo, ReplError
 from .schedule import next_time
@@ -46,25 +54,45 @@ def _fmt_time(t: int | None) -> str | None:
     return None if t is None else time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
 
 
-def execute(store: ScheduledStore, text: str, user: str | None = None) -> tuple[list[str], list[list[Any]]] | str:
-    """Run one statement: rows (columns, rows) for a SELECT, a message otherwise."""
+class NotAllowed(ReplError):
+    """The caller may not make a policy execute as that user, nor change one that does; nothing was changed."""
+
+
+def _may_act_as(caller: str, user: str, is_admin: Callable[[str], bool] | None, what: str) -> None:
+    if is_admin is None or caller == user or is_admin(caller):
+        return
+    raise NotAllowed(f"User {caller} does not have privileges to {what} (only an administrator or {user} may)")
+
+
+def execute(store: ScheduledStore, text: str, user: str | None = None,
+            is_admin: Callable[[str], bool] | None = None) -> tuple[list[str], list[list[Any]]] | str:
+    """Run one statement: rows (columns, rows) for a SELECT, a message otherwise.
+
+    `user`: who runs it (the command's OS user by default); `is_admin(name)`: with authorization "sql", whether
+    a user is an administrator, who alone may make or change a policy executing as someone else (NotAllowed)."""
+    caller = user or getpass.getuser()
     st = parse(text)
     if isinstance(st, Select):
         return select(store, st)
     if isinstance(st, Create):
         if store.get(st.name) is not None:
             raise StatementError(f"scheduled query {st.name} already exists")
-        store.create(st.name, st.schedule, st.user or user or getpass.getuser(), st.enabled, st.query.text(),
-                     next_time(st.schedule, time.time()))
+        runs_as = st.user or caller
+        _may_act_as(caller, runs_as, is_admin, f"create a scheduled query executed as {runs_as}")
+        store.create(st.name, st.schedule, runs_as, st.enabled, st.query.text(), next_time(st.schedule, time.time()))
         return f"created scheduled query {st.name}"
+    q = store.get(st.name)
+    if q is None:
+        raise StatementError(f"scheduled query {st.name} does not exist")
+    verb = "drop" if isinstance(st, Drop) else "alter"
+    _may_act_as(caller, q["USER"], is_admin, f"{verb} scheduled query {st.name}, executed as {q['USER']}")
     if isinstance(st, Drop):
         if not store.drop(st.name):
             raise StatementError(f"scheduled query {st.name} does not exist")
         return f"dropped scheduled query {st.name}"
     assert isinstance(st, Alter)
-    q = store.get(st.name)
-    if q is None:
-        raise StatementError(f"scheduled query {st.name} does not exist")
+    if st.user is not None:
+        _may_act_as(caller, st.user, is_admin, f"make scheduled query {st.name} execute as {st.user}")
     if st.schedule is not None:
         store.update(st.name, SCHEDULE=st.schedule, NEXT_EXECUTION=next_time(st.schedule, time.time()))
     elif st.user is not None:
@@ -140,9 +168,12 @@ def run_policy(store: ScheduledStore, q: dict[str, Any], exec_id: int, self_uri:
         store.put_metrics(exec_id, q["SCHEDULE_NAME"], dump_exec, json.dumps(meta), json.dumps(progress), started)
 
     metrics()
+    # the run's clients act for the policy's user (repl/client.py): the metastore authorizes the run as its
+    runner = identity.Principal(q["USER"], method=identity.CLAIMED)
     try:
         if rq.action == "DUMP":
-            r = dump(self_uri, rq.db, root, exec_id)
+            with identity.acting_as(runner):
+                r = dump(self_uri, rq.db, root, exec_id)
             if on_dump is not None:
                 on_dump(q["SCHEDULE_NAME"], r.to_id)
             meta.update(replicationType=r.dump_type, stagingDir=r.path, lastReplId=r.to_id)
@@ -150,7 +181,8 @@ def run_policy(store: ScheduledStore, q: dict[str, Any], exec_id: int, self_uri:
                                 (("TABLES", r.tables), ("PARTITIONS", r.partitions), ("FUNCTIONS", r.functions),
                                  ("EVENTS", r.events))]
         else:
-            results = load(self_uri, rq.db, rq.into or rq.db, root, opts)
+            with identity.acting_as(runner):
+                results = load(self_uri, rq.db, rq.into or rq.db, root, opts)
             r2 = results[-1]
             try:
                 with open(os.path.join(r2.path, DUMP_EXECUTION)) as f:
@@ -171,8 +203,10 @@ def run_policy(store: ScheduledStore, q: dict[str, Any], exec_id: int, self_uri:
         state, error = "FAILED", str(e)
     except Exception as e:  # noqa: BLE001 - recorded on the execution; the scheduler carries on
         stage["status"] = progress["status"] = "FAILED"
-        state, error = "FAILED", str(e) if isinstance(e, ReplError) else f"{type(e).__name__}: {e}"
-        if not isinstance(e, ReplError):
+        refused = isinstance(e, HIVE_ERRORS)  # the metastore's answer: the user may not, or the object is gone
+        state, error = "FAILED", (str(e) if isinstance(e, ReplError) else hive_message(e) if refused
+                                  else f"{type(e).__name__}: {e}")
+        if not (isinstance(e, ReplError) or refused):
             log.exception("scheduled query %s failed", q["SCHEDULE_NAME"])
     stage["endTime"] = _now()
     if error:

@@ -39,7 +39,7 @@ from thriftpy2.transport import TTransportException
 
 from ..config import Settings, SettingsError
 from ..core import identity
-from .thrift_server import Authenticated, Negotiate, ReadTimeout, recv_exact
+from .thrift_server import Authenticated, ReadTimeout, recv_exact
 
 if TYPE_CHECKING:
     from ..catalog.tokens import DelegationTokens
@@ -414,7 +414,7 @@ def digest_response(f: dict[str, str], password: str) -> tuple[str, str]:
 
 # ---- from the settings ----------------------------------------------------------------------------------
 
-def negotiator(settings: Settings) -> Negotiate:
+def negotiator(settings: Settings) -> Negotiator:
     """The SASL server of `settings`, or SettingsError when it cannot be had (never an open server)."""
     try:
         import gssapi  # noqa: F401

@@ -19,6 +19,11 @@ Invariants:
   client a command makes: catalogd, repl, the relay's reader, the scheduler); `tls=False` is plain whatever
   the process says. A server that is not TLS, or a certificate the context does not trust, is
   MetastoreUnavailable, as any failed connect.
+- Acting for a user (`user=`): a connection is opened for that user, as Hive's client does for a proxy user:
+  over Kerberos the SASL authorization id names it (the server accepts it when the ticket's principal may
+  impersonate the user: hadoop.proxyuser.*, or the server's own principal), without SASL the client claims it
+  with set_ugi right after connecting (believed only by a server that authenticates no one). Replication's
+  scheduled policies run so, as their EXECUTED AS user.
 - `forward(name, *args)` is for fronts that pass any Thrift call through by the name a client sent (catalogd's
   pass-through); everything else uses the typed methods.
 """
@@ -76,21 +81,24 @@ def default_tls() -> ssl.SSLContext | None:
 
 
 # Whether clients made without `kerberos=` authenticate with Kerberos (SASL GSSAPI): the composition root sets it
-# from the settings' hive.metastore.sasl.enabled
+# from the settings' hive.metastore.sasl.enabled; and with whose key: the ticket cache's (None), or a
+# (principal, keytab) pair (`serve`: its own principal, for the scheduler's connections to itself)
 _kerberos = False
+_keytab: tuple[str, str] | None = None
 
 
-def use_kerberos(on: bool) -> None:
-    global _kerberos
-    _kerberos = on
+def use_kerberos(on: bool, keytab: tuple[str, str] | None = None) -> None:
+    global _kerberos, _keytab
+    _kerberos, _keytab = on, keytab
 
 
-def _sasl_factories(host: str) -> dict[str, Any]:
+def _sasl_factories(host: str, authzid: str | None = None) -> dict[str, Any]:
     from thriftpy2.protocol.binary import TBinaryProtocolFactory  # the pure one: the SASL transport is Python
 
     from .sasl import GssapiTransportFactory
 
-    return {"trans_factory": GssapiTransportFactory(host), "proto_factory": TBinaryProtocolFactory()}
+    return {"trans_factory": GssapiTransportFactory(host, authzid=authzid, keytab=_keytab),
+            "proto_factory": TBinaryProtocolFactory()}
 
 
 class MetastoreUnavailable(ConnectionError):
@@ -132,8 +140,10 @@ class MetastoreClient:
     """Typed calls on the metastore at `uri` (thrift://HOST[:PORT]); safe to share between threads."""
 
     def __init__(self, uri: str, timeout: float = 60.0, retry_reads: bool = False,
-                 tls: ssl.SSLContext | Literal[False] | None = None, kerberos: bool | None = None) -> None:
+                 tls: ssl.SSLContext | Literal[False] | None = None, kerberos: bool | None = None,
+                 user: str | None = None) -> None:
         self.host, self.port = parse_uri(uri)
+        self.user = user or None  # the user the connections act for (see the module's doc), or None: its own
         # SASL GSSAPI with the ticket cache's credentials (thrift/sasl.py); None: the process's (use_kerberos)
         self.kerberos = _kerberos if kerberos is None else kerberos
         # None: the process's (use_tls); False: plain TCP
@@ -153,7 +163,14 @@ class MetastoreClient:
 
             try:
                 c = make_client(hms.ThriftHiveMetastore, self.host, self.port, timeout=int(self.timeout * 1000),
-                                ssl_context=self.tls, **_sasl_factories(self.host) if self.kerberos else {})
+                                ssl_context=self.tls,
+                                **_sasl_factories(self.host, self.user) if self.kerberos else {})
+                if self.user is not None and not self.kerberos:
+                    try:
+                        c.set_ugi(self.user, [])
+                    except BaseException:
+                        _close_quietly(c)
+                        raise
             except Exception as e:  # noqa: BLE001 - thriftpy2 raises transport errors of its own
                 raise MetastoreUnavailable(f"{self.uri}: connect: {type(e).__name__}: {error_text(e)}"
                                            f"{_tls_failure(e)}") from None

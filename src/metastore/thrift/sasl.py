@@ -1,14 +1,18 @@
 """The client side of Thrift's SASL transport with GSSAPI (Kerberos), for thriftpy2: what MetastoreClient uses
 when the metastore wants Kerberos (hive.metastore.sasl.enabled). The ticket comes from the default credential
-cache (kinit; KRB5CCNAME); the service principal is `<service>/<host>` in the host's realm (krb5.conf).
+cache (kinit; KRB5CCNAME), or, given a (principal, keytab), from that keytab (`serve`'s own clients, which
+reach that server itself, whatever address they name: the service is that principal; their tickets are kept in a
+memory cache of the process); otherwise the service principal is `<service>/<host>` in the host's realm (krb5.conf).
 
 Negotiation frames are `[status][4-byte length][payload]` (START with the mechanism name, then OK/COMPLETE;
 BAD/ERROR end it), then data frames `[4-byte length][payload]`; RFC 4752's security layer: the client takes
-the first of authentication / integrity / privacy the server offers, in the order of `prefer`.
+the first of authentication / integrity / privacy the server offers, in the order of `prefer`; its answer
+carries the authorization id (`authzid`: the user the client acts for, a proxy user's impersonated one), if any.
 """
 
 from __future__ import annotations
 
+import os
 import struct
 from typing import Any
 
@@ -26,8 +30,11 @@ class GssapiTransport:
     """A thriftpy2 transport (is_open/open/close/read/write/flush) over `sock` (a thriftpy2 TSocket)."""
 
     def __init__(self, sock: Any, host: str, service: str = "hive",
-                 prefer: tuple[int, ...] = (LAYER_NONE, LAYER_INTEGRITY, LAYER_PRIVACY)) -> None:
+                 prefer: tuple[int, ...] = (LAYER_NONE, LAYER_INTEGRITY, LAYER_PRIVACY),
+                 authzid: str | None = None, keytab: tuple[str, str] | None = None) -> None:
         self.sock, self.host, self.service, self.prefer = sock, host, service, prefer
+        self.authzid = authzid
+        self.keytab = keytab
         self._wbuf: list[bytes] = []
         self._rbuf, self._at = memoryview(b""), 0  # the current data frame and how far it was read
         self._ctx: Any = None
@@ -68,7 +75,16 @@ class GssapiTransport:
         if not self.sock.is_open():
             self.sock.open()
         name = gssapi.Name(f"{self.service}@{self.host}", gssapi.NameType.hostbased_service)
-        ctx = gssapi.SecurityContext(name=name, usage="initiate", mech=gssapi.MechType.kerberos,
+        creds = None
+        try:
+            if self.keytab is not None:  # the server's own client, to itself
+                name = gssapi.Name(self.keytab[0], gssapi.NameType.kerberos_principal)
+                creds = gssapi.Credentials(name=name, usage="initiate",
+                                           store={"client_keytab": self.keytab[1],
+                                                  "ccache": f"MEMORY:metastore-{os.getpid()}"})
+        except gssapi.exceptions.GSSError as e:
+            raise SaslError(f"Kerberos: the keytab's credentials: {' '.join(str(e).split())[:300]}") from None
+        ctx = gssapi.SecurityContext(name=name, creds=creds, usage="initiate", mech=gssapi.MechType.kerberos,
                                      flags=gssapi.RequirementFlag.mutual_authentication
                                      | gssapi.RequirementFlag.integrity | gssapi.RequirementFlag.confidentiality)
         try:
@@ -96,7 +112,8 @@ class GssapiTransport:
             if not layer:
                 raise SaslError("the metastore offers no security layer this client accepts")
             self.layer = layer
-            self._send(OK, ctx.wrap(struct.pack("!I", (layer << 24) | 0xFFFFFF), False).message)
+            chosen = struct.pack("!I", (layer << 24) | 0xFFFFFF) + (self.authzid or "").encode()
+            self._send(OK, ctx.wrap(chosen, False).message)
         raise SaslError("SASL negotiation did not complete")
 
     def close(self) -> None:
@@ -127,8 +144,9 @@ class GssapiTransport:
 
 
 class GssapiTransportFactory:
-    def __init__(self, host: str, service: str = "hive") -> None:
-        self.host, self.service = host, service
+    def __init__(self, host: str, service: str = "hive", authzid: str | None = None,
+                 keytab: tuple[str, str] | None = None) -> None:
+        self.host, self.service, self.authzid, self.keytab = host, service, authzid, keytab
 
     def get_transport(self, sock: Any) -> GssapiTransport:
-        return GssapiTransport(sock, self.host, self.service)
+        return GssapiTransport(sock, self.host, self.service, authzid=self.authzid, keytab=self.keytab)
