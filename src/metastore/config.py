@@ -72,6 +72,11 @@ HIVE_KEYS = {
     "metastore.users.in.admin.role": "admin_users",
 }
 
+# Hadoop's impersonation (proxy users), as Hadoop names the keys: hadoop.proxyuser.<short name>.users, .groups and
+# .hosts, each a comma-separated list or "*": whom that user may act for (the users named, or the members of the
+# groups) and from which client hosts (names, addresses, CIDR ranges). Kept in Settings.proxy_users by key.
+PROXY_USER_KEY = re.compile(r"hadoop\.proxyuser\.([^.\s]+)\.(users|groups|hosts)")
+
 # Store URLs: SQLAlchemy backend -> the drivers this project installs for it (None: the URL names none).
 # A bare mysql:// would load MySQLdb, which no extra installs: name pymysql instead.
 DB_DRIVERS: dict[str, frozenset[str | None]] = {
@@ -304,6 +309,8 @@ class Settings:
     admin_users: str = ""
     # the audit log: one JSON line per call; a file path, "-" for stdout, empty for none
     audit_log: str = ""
+    # the hadoop.proxyuser.<short>.{users,groups,hosts} settings (PROXY_USER_KEY), by key; never served
+    proxy_users: dict[str, str] = field(default_factory=dict)
     # anything else (Hive keys we do not interpret) is kept and served by get_config_value
     extra: dict[str, str] = field(default_factory=dict)
     # where each value set after construction came from (file path, environment variable, --flag)
@@ -311,7 +318,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            if f.name not in ("extra", "sources"):
+            if f.name not in _UNPARSED:
                 setattr(self, f.name, _parse(f.name, getattr(self, f.name), "argument"))
 
     @property
@@ -336,6 +343,13 @@ class Settings:
 
     def set(self, key: str, value: object, source: str = "") -> None:
         """Set a setting (our name or Hive's key) from text or a typed value; SettingsError if it is invalid."""
+        if PROXY_USER_KEY.fullmatch(key.strip()):
+            if isinstance(value, (dict, list, tuple, set, bool)):
+                raise SettingsError(f"settings: {key} (from {source or 'argument'}): a comma-separated list or *")
+            self.proxy_users[key.strip()] = str(value).strip()
+            if source:
+                self.sources[key.strip()] = source
+            return
         name = HIVE_KEYS.get(key, key).replace("-", "_")
         if name not in _FIELD_TYPES:
             self.extra[name] = str(value)
@@ -355,7 +369,8 @@ class Settings:
 
 
 # setting -> its type, as the annotation reads (from __future__ annotations: text)
-_FIELD_TYPES = {f.name: str(f.type) for f in fields(Settings) if f.name not in ("extra", "sources")}
+_UNPARSED = ("proxy_users", "extra", "sources")
+_FIELD_TYPES = {f.name: str(f.type) for f in fields(Settings) if f.name not in _UNPARSED}
 
 
 def _parse(name: str, value: object, source: str, key: str | None = None) -> Any:

@@ -51,6 +51,8 @@ class AuditLog:
             "denied": call.denied,
             "result": "ok" if error is None else type(error).__name__,
         }
+        if p.real_user is not None:  # a proxy user acting for `principal`
+            line["real_user"] = _clip(p.real_user)
         text = json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n"
         with self._lock:
             self._out.write(text)

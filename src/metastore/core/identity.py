@@ -33,6 +33,9 @@ class Principal:
     method: str = CLAIMED
     full_name: str | None = None
     address: str | None = None  # the client's address, for the audit log
+    # a proxy user's own name (Hadoop's impersonation, hadoop.proxyuser.*): it authenticated, `name` is whom it
+    # acts for; None when the caller acts for itself. The audit log keeps both.
+    real_user: str | None = None
 
     @property
     def authenticated(self) -> bool:

@@ -15,6 +15,10 @@ the connection's user through the auth_to_local rules (`AuthToLocal`, Hadoop's).
 auth): the user name is a delegation token's identifier in base64 and the password the token's, checked against
 the tokens in the store (catalog/tokens.py).
 
+A client of either mechanism that names an authorization id other than itself acts for that user when it may
+impersonate it from its address (server/proxyusers.py: Hadoop's hadoop.proxyuser.* settings); the connection's
+principal is then that user, its `real_user` the authenticated one (for the audit log). Otherwise it is refused.
+
 Every negotiation is bounded: frames of at most MAX_FRAME bytes, at most MAX_STEPS messages, and the whole
 within the connection's read_timeout from the accept (the connection's recv keeps that clock).
 """
@@ -43,6 +47,7 @@ from .thrift_server import Authenticated, ReadTimeout, recv_exact
 
 if TYPE_CHECKING:
     from ..catalog.tokens import DelegationTokens
+    from .proxyusers import ProxyUsers
 
 log = logging.getLogger(__name__)
 
@@ -220,11 +225,13 @@ class Negotiator:
     with delegation tokens."""
 
     def __init__(self, principal: str, keytab: str, rules: AuthToLocal, protection: int,
-                 tokens: Callable[[], DelegationTokens | None] | None = None) -> None:
+                 tokens: Callable[[], DelegationTokens | None] | None = None,
+                 proxy: ProxyUsers | None = None) -> None:
         import gssapi
 
         self.principal = principal
         self.rules = rules
+        self.proxy = proxy  # who may act for whom (None: nobody)
         self.protection = protection  # bitmask of LAYER_*
         self._tokens = tokens
         name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)
@@ -297,20 +304,19 @@ class Negotiator:
             raise SaslRefused("GSSAPI: the client chose a security layer the server does not offer")
         full = str(ctx.initiator_name)
         user = self.rules.short_name(full)
+        if user is None:
+            log.info("GSSAPI: %s authenticated as %r, which no auth_to_local rule maps", address, full[:MAX_NAME])
+            raise SaslRefused("GSSAPI: the principal maps to no local user (auth_to_local)")
+        principal = identity.Principal(user, method=identity.KERBEROS, full_name=full, address=address)
         authzid = chosen[4:]
         if authzid:
             try:
                 claimed = authzid.decode("utf-8")
             except UnicodeDecodeError:
                 raise SaslRefused("GSSAPI: malformed authorization id") from None
-            # acting for another user would need impersonation (proxy users), which is not supported
             if claimed not in (full, user):
-                raise SaslRefused("GSSAPI: the authorization id is not the authenticated principal")
-        if user is None:
-            log.info("GSSAPI: %s authenticated as %r, which no auth_to_local rule maps", address, full[:MAX_NAME])
-            raise SaslRefused("GSSAPI: the principal maps to no local user (auth_to_local)")
+                principal = self._acting_for(principal, claimed, "GSSAPI")
         wire.write(COMPLETE)
-        principal = identity.Principal(user, method=identity.KERBEROS, full_name=full, address=address)
         if layer == LAYER_NONE:
             return Authenticated(principal)
         encrypt = layer == LAYER_PRIVACY
@@ -328,6 +334,23 @@ class Negotiator:
             return bytes(res.message)
 
         return Authenticated(principal, wrap, unwrap)
+
+    def _acting_for(self, real: identity.Principal, claimed: str, mech: str) -> identity.Principal:
+        """The principal of a connection whose authenticated user `real` names `claimed` as its authorization
+        id: that user, when `real` may impersonate it from its address (hadoop.proxyuser.*); else refused."""
+        if not claimed or len(claimed) > MAX_NAME or any(c in claimed for c in "\x00\r\n"):
+            raise SaslRefused(f"{mech}: malformed authorization id")
+        # a principal's name (user@REALM) stands for its short name, as Hadoop's proxy user is created by it
+        target = self.rules.short_name(claimed) if "@" in claimed or "/" in claimed else claimed
+        why = "no impersonation is configured (hadoop.proxyuser.*)" if self.proxy is None or target is None \
+            else self.proxy.refusal(real.name, real.full_name or real.name, target, real.address)
+        if why is not None:
+            log.warning("%s: %s (%s) may not act for %r: %s", real.address, real.name, mech, claimed[:MAX_NAME], why)
+            raise SaslRefused(f"{mech}: the authenticated user may not act for the authorization id "
+                              "(impersonation: hadoop.proxyuser.*)")
+        assert target is not None
+        return identity.Principal(target, method=real.method, full_name=claimed, address=real.address,
+                                  real_user=real.full_name or real.name)
 
     # ---- DIGEST-MD5 with a delegation token ----------------------------------------------------------
 
@@ -356,14 +379,15 @@ class Negotiator:
         response = fields.get("response", "").encode("utf-8", "surrogatepass")  # any text a client sends
         if not hmac.compare_digest(expected.encode(), response):
             raise SaslRefused("DIGEST-MD5: authentication failed")
-        authzid = fields.get("authzid")
-        if authzid and authzid != owner:
-            raise SaslRefused("DIGEST-MD5: the authorization id is not the token's owner")
         user = self.rules.short_name(owner) or (owner if "@" not in owner and "/" not in owner else None)
         if user is None:
             raise SaslRefused("DIGEST-MD5: the token's owner maps to no local user")
+        principal = identity.Principal(user, method=identity.TOKEN, full_name=owner, address=address)
+        authzid = fields.get("authzid")
+        if authzid and authzid not in (owner, user):
+            principal = self._acting_for(principal, authzid, "DIGEST-MD5")
         wire.write(COMPLETE, f"rspauth={rspauth}".encode())
-        return Authenticated(identity.Principal(user, method=identity.TOKEN, full_name=owner, address=address))
+        return Authenticated(principal)
 
 
 DIGEST_REALM = "default"  # the realm Hadoop's and Hive's DIGEST-MD5 servers name
@@ -437,13 +461,16 @@ def negotiator(settings: Settings) -> Negotiator:
             raise SettingsError(f"settings: hadoop.rpc.protection = {settings.rpc_protection[:100]!r}: "
                                 "not authentication, integrity or privacy")
         layers |= _PROTECTION[word]
+    from .proxyusers import ProxyUsers
+
     principal = server_principal(settings.kerberos_principal)
     if "@" not in principal:
         realm = default_realm()
         principal = f"{principal}@{realm}" if realm else principal
     rules = AuthToLocal(settings.auth_to_local, default_realm())
     try:
-        neg = Negotiator(principal, keytab, rules, layers, _token_source(settings))
+        neg = Negotiator(principal, keytab, rules, layers, _token_source(settings),
+                         ProxyUsers(settings.proxy_users, principal))
     except gssapi.exceptions.GSSError as e:
         raise SettingsError(f"settings: no key for {principal!r} in the keytab {keytab!r} "
                             f"(hive.metastore.kerberos.keytab.file): {_gss_text(e)}") from None
