@@ -617,3 +617,62 @@ def _exact(recv, n: int) -> bytes:  # type: ignore[no-untyped-def]
             raise EOFError
         out += b
     return out
+
+
+# ---- catalogd's cached HMS endpoint -------------------------------------------------------------------------
+
+def _catalogd(metastore: Server, workdir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int, Path]:
+    from conftest import ROOT, free_port
+
+    port, log = free_port(), workdir / "catalogd.log"
+    proc = subprocess.Popen([sys.executable, "-m", "metastore.cli", "catalogd", "--metastore",
+                             f"thrift://localhost:{metastore.port}", "--port", str(port), "--http-port",
+                             str(free_port())], stdout=open(log, "ab"), stderr=subprocess.STDOUT, cwd=ROOT,
+                            env=dict(os.environ, **env))
+    return proc, port, log
+
+
+def test_catalogd_endpoint_serves_tls_when_configured(tls_server: Server, certs: Certs, tmp_path: Path) -> None:
+    """catalogd's Thrift endpoint with the metastore's TLS settings: TLS only, as the metastore's front (its
+    upstream client trusts the metastore through the truststore); a plain client and one that does not trust the
+    certificate are refused while the others are served; a keystore it cannot use stops it."""
+    from metastore.procs import wait_listening
+
+    env = _tls_env(certs.keystore, METASTORE_SSL_TRUSTSTORE=str(certs.ca))
+    proc, port, log = _catalogd(tls_server, tmp_path, env)
+    try:
+        wait_listening(port, proc, 60, "catalogd", lambda: log.read_text()[-3000:])
+        c = TlsClient(port, certs.context())
+        try:
+            assert c.api.get_database("default").name == "default"  # from the cache
+            assert "default" in c.api.get_all_databases()
+        finally:
+            c.close()
+        from thrift.transport.TTransport import TTransportException
+
+        with pytest.raises((TTransportException, ConnectionError, EOFError)):
+            _plain_call(port)
+        with pytest.raises((TTransportException, ssl.SSLError)):
+            TlsClient(port, certs.context(certs.other_ca))
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        raw.sendall(call_bytes("get_database", ThriftHiveMetastore.get_database_args(name="default")))
+        assert closed_within(raw, 10) is not None
+        raw.close()
+        c = TlsClient(port, certs.context())  # still serving
+        try:
+            assert c.api.get_database("default").name == "default"
+        finally:
+            c.close()
+        assert proc.poll() is None
+        assert "(TLS)" in log.read_text()
+        assert PASSWORD not in log.read_text()
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    # a keystore it cannot use: catalogd does not start (never serves in the clear instead)
+    bad = dict(env, METASTORE_SSL_KEYSTORE_PASSWORD="not-the-password")
+    (tmp_path / "bad").mkdir()
+    proc, port, log = _catalogd(tls_server, tmp_path / "bad", bad)
+    assert proc.wait(60) != 0
+    out = log.read_text()
+    assert "hive.metastore.keystore.password is wrong" in out and "Traceback" not in out, out

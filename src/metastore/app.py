@@ -446,13 +446,20 @@ def scheduled_store(settings: Settings) -> ScheduledStore:
 # ---- catalogd and the pipeline --------------------------------------------------------------------------
 
 def catalogd_service(settings: Settings, host: str, port: int, **options: Any) -> CatalogdService:
-    """catalogd on the settings' metastore (settings.metastore_uri), with the metastore fronts' bounds."""
+    """catalogd on the settings' metastore (settings.metastore_uri), with the metastore fronts' bounds, and its
+    Thrift front on TLS when the settings say hive.metastore.use.SSL, with the metastore's keystore (SettingsError
+    when it cannot be had: never served in the clear instead)."""
     from .catalogd.service import CatalogdService
     from .server.workers import front_limits
 
+    tls = None
+    if settings.use_ssl:
+        from .server.tls import server_context
+
+        tls = server_context(settings)
     return CatalogdService(settings.metastore_uri, host=host, port=port,
                            limits=front_limits(settings, fronts=2),
-                           max_message_bytes=settings.max_message_bytes, **options)
+                           max_message_bytes=settings.max_message_bytes, tls=tls, **options)
 
 
 def pipeline_state(settings: Settings) -> str:

@@ -48,21 +48,26 @@ def catalogd(ctx: click.Context, config_file: str | None, metastore_url: str | N
     if ctx.invoked_subcommand is not None:
         return
     from ..app import catalogd_service
+    from ..config import SettingsError
 
     settings = command_settings(ctx, metastore=metastore_url)  # checked: thrift://HOST:PORT
     if settings.metastore is None:
         raise click.UsageError("--metastore thrift://HOST:PORT is required (or the setting `metastore`)")
-    svc = catalogd_service(settings, host, port, hierarchical=hierarchical, http_port=http_port,
-                           blacklist_dbs=_split(blacklist_dbs), blacklist_tables=_split(blacklist_tables),
-                           topic_mode=topic_mode, sync_ddl=sync_ddl, sync_ddl_timeout=sync_ddl_timeout,
-                           sync_reads=sync_reads, loader_threads=loader_threads, db_executors=db_executors,
-                           table_executors_per_db=table_executors)
+    try:  # TLS configured (hive.metastore.use.SSL) but its keystore unusable: refused, never served in the clear
+        svc = catalogd_service(settings, host, port, hierarchical=hierarchical, http_port=http_port,
+                               blacklist_dbs=_split(blacklist_dbs), blacklist_tables=_split(blacklist_tables),
+                               topic_mode=topic_mode, sync_ddl=sync_ddl, sync_ddl_timeout=sync_ddl_timeout,
+                               sync_reads=sync_reads, loader_threads=loader_threads, db_executors=db_executors,
+                               table_executors_per_db=table_executors)
+    except SettingsError as e:
+        raise click.ClickException(str(e)) from None
     try:
         svc.start()
     except Exception as e:  # noqa: BLE001 - the metastore is down or the port taken: say so plainly
         click.echo(f"catalogd: cannot start: {type(e).__name__}: {e}", err=True)
         sys.exit(1)
-    click.echo(f"catalogd: thrift://{host}:{svc.port} (status http://{host}:{svc.http_port}/status), "
+    tls = " (TLS)" if svc.tls is not None else ""
+    click.echo(f"catalogd: thrift://{host}:{svc.port}{tls} (status http://{host}:{svc.http_port}/status), "
                f"{'hierarchical' if hierarchical else 'sequential'}, metastore {settings.metastore}", err=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import ssl
 import threading
 import time
 import urllib.parse
@@ -52,7 +53,8 @@ class CatalogdService:
                  loader_threads: int = 4, db_executors: int = 4, table_executors_per_db: int = 4,
                  file_lister: Callable[[str | None], list[FileMeta]] | None = None, topic_interval: float = 0.05,
                  poll_interval: float = 0.05, max_outstanding: int = 5000, load_in_background: bool = True,
-                 limits: FrontLimits | None = None, max_message_bytes: int | None = None) -> None:
+                 limits: FrontLimits | None = None, max_message_bytes: int | None = None,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.started = time.time()
         self.metastore = MetastoreClient(metastore, retry_reads=True)
         # file_lister: how a location's files are listed (catalog.list_files: local and file: locations)
@@ -75,6 +77,9 @@ class CatalogdService:
         # the fronts' bounds: given, or the metastore's settings (METASTORE_MAX_CONNECTIONS, ..._IDLE_TIMEOUT,
         # ..._READ_TIMEOUT, ..._MAX_MESSAGE_BYTES, or METASTORE_CONFIG's file), as `metastore serve` takes them
         self.limits, self.max_message_bytes = limits, max_message_bytes
+        # TLS on the Thrift front (server/tls.py's context, as `metastore serve` builds it from hive.metastore.use.SSL
+        # and its keystore): every connection completes its handshake first; a plain client is closed
+        self.tls = tls
         self._thrift: Any = None
         self._http: BoundedHTTPServer | None = None
         self._threads: list[threading.Thread] = []
@@ -98,7 +103,7 @@ class CatalogdService:
                     self.max_message_bytes = settings.max_message_bytes
             small_thread_stacks()  # a connection costs a thread, as in `metastore serve`
             self._thrift = ThriftServer(self.front, self.host, self.port, max_message_bytes=self.max_message_bytes,
-                                        limits=self.limits)
+                                        limits=self.limits, tls=self.tls)
             self.port = self._thrift.bind()
             self._spawn(self._thrift.serve_forever, "catalogd-thrift")
             self._http = BoundedHTTPServer((self.host, self.http_port if self.http_port is not None
