@@ -2,8 +2,8 @@
 SASL front, against a real MIT KDC (tests/kdc.py): a client that authenticates as one user and names another as
 its SASL authorization id acts for it only when the settings allow it from its address; the connection's user is
 then the impersonated one (objects it creates are that user's), the audit log keeps the real one. The same for
-DIGEST-MD5 with a delegation token.
-And EXECUTED AS over Kerberos: the server's scheduler authenticates with its keytab and
+DIGEST-MD5 with a delegation token, whose response must also name this service (digest-uri) and count a fresh
+nonce's first use (nc). And EXECUTED AS over Kerberos: the server's scheduler authenticates with its keytab and
 acts for the policy's user, whose rights decide the run.
 """
 
@@ -157,7 +157,7 @@ def _digest(port: int, user: str, password: str, call: bool = False, **override:
         return out
 
 
-def test_digest_md5_proxy_user(pserver: Server, as_user) -> None:  # type: ignore[no-untyped-def]
+def test_digest_md5_proxy_user_uri_and_nonce_count(pserver: Server, as_user) -> None:  # type: ignore[no-untyped-def]
     as_user("alice")
     c = sasl_client(pserver.port)
     try:
@@ -172,9 +172,16 @@ def test_digest_md5_proxy_user(pserver: Server, as_user) -> None:  # type: ignor
     assert line["principal"] == "bob" and line["real_user"] == f"alice@{REALM}" and line["auth"] == "token", line
     status, payload = _digest(pserver.port, user, password, authzid="dave")  # nobody else
     assert status == 3 and b"may not act for" in payload, payload
-    assert _digest(pserver.port, user, password, call=True)[0] == 5  # for herself
+    # the response must name this service, and count the fresh nonce's first use
+    assert _digest(pserver.port, user, password, call=True)[0] == 5  # COMPLETE
     line = _audit(pserver, "get_all_databases")[-1]
     assert line["principal"] == "alice" and "real_user" not in line, line
+    assert _digest(pserver.port, user, password, **{"digest-uri": "null/default"})[0] == 5  # Hive's Java client
+    for override, words in (({"digest-uri": "ldap/localhost"}, b"digest-uri"),
+                            ({"digest-uri": "hive/elsewhere.example.com"}, b"digest-uri"),
+                            ({"nc": "00000002"}, b"nonce count")):
+        status, payload = _digest(pserver.port, user, password, **override)
+        assert status == 3 and words in payload, (override, status, payload)
     assert pserver.alive()
 
 

@@ -217,6 +217,11 @@ def thrift_server(catalog: Catalog, settings: Settings, limits: FrontLimits,
     from .server.thrift_server import ThriftServer
 
     security = security if security is not None else transport_security(settings)
+    if security.sasl is not None:
+        from .server.sasl import Negotiator
+
+        if isinstance(security.sasl, Negotiator):  # DIGEST-MD5's tokens: on this process's catalog's store
+            security.sasl.use_store(catalog.store)
     audit = audit_log(settings)
     # an audited call goes through the handler: the ready-made answers would skip its line
     fast = SerializedReads(catalog).methods() if audit is None else {}

@@ -34,10 +34,9 @@ import re
 import secrets
 import socket
 import struct
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from thriftpy2.transport import TTransportException
 
@@ -47,6 +46,7 @@ from .thrift_server import Authenticated, ReadTimeout, recv_exact
 
 if TYPE_CHECKING:
     from ..catalog.tokens import DelegationTokens
+    from ..store.store import Store
     from .proxyusers import ProxyUsers
 
 log = logging.getLogger(__name__)
@@ -225,18 +225,30 @@ class Negotiator:
     with delegation tokens."""
 
     def __init__(self, principal: str, keytab: str, rules: AuthToLocal, protection: int,
-                 tokens: Callable[[], DelegationTokens | None] | None = None,
-                 proxy: ProxyUsers | None = None) -> None:
+                 tokens: DelegationTokens | None = None, proxy: ProxyUsers | None = None) -> None:
         import gssapi
 
         self.principal = principal
         self.rules = rules
         self.proxy = proxy  # who may act for whom (None: nobody)
         self.protection = protection  # bitmask of LAYER_*
-        self._tokens = tokens
+        self.tokens = tokens  # the delegation tokens DIGEST-MD5 checks (use_store; None: no DIGEST-MD5)
         name = gssapi.Name(principal, gssapi.NameType.kerberos_principal)
         self.creds = gssapi.Credentials(name=name, usage="accept", store={"keytab": keytab})
-        self.service = split_principal(principal)[0][0]
+        parts = split_principal(principal)[0]
+        self.service = parts[0]
+        # the digest-uri a DIGEST-MD5 client may name: this service on one of this host's names (RFC 2831's
+        # serv-type/host), or what Hive's own Java client sends (its SASL client made with no protocol and the
+        # server name "default": "null/default")
+        hosts = {canonical_host(), socket.gethostname().lower(), "localhost"} | ({parts[1].lower()} if len(parts) > 1
+                                                                                 else set())
+        self.digest_uris = frozenset({f"{self.service.lower()}/{h}" for h in hosts} | {"null/default"})
+
+    def use_store(self, store: Store) -> None:
+        """Check DIGEST-MD5's delegation tokens on `store`: the catalog's of this process (one pool for both)."""
+        from ..catalog.tokens import DelegationTokens
+
+        self.tokens = DelegationTokens.of(store)
 
     def __call__(self, recv: Callable[[int], bytes], send: Callable[[bytes], None], address: str) -> Authenticated:
         wire = _Wire(recv, send)
@@ -249,7 +261,7 @@ class Negotiator:
                 raise SaslRefused("expected the client's initial SASL response")
             if mech == b"GSSAPI":
                 auth = self._gssapi(wire, first, address)
-            elif mech == b"DIGEST-MD5" and self._tokens is not None:
+            elif mech == b"DIGEST-MD5" and self.tokens is not None:
                 auth = self._digest(wire, first, address)
             else:
                 raise SaslRefused("unsupported SASL mechanism (GSSAPI, DIGEST-MD5)")
@@ -355,7 +367,7 @@ class Negotiator:
     # ---- DIGEST-MD5 with a delegation token ----------------------------------------------------------
 
     def _digest(self, wire: _Wire, first: bytes, address: str) -> Authenticated:
-        tokens = self._tokens() if self._tokens is not None else None
+        tokens = self.tokens
         if tokens is None:
             raise SaslRefused("unsupported SASL mechanism (GSSAPI, DIGEST-MD5)")
         nonce = base64.b64encode(secrets.token_bytes(24)).decode()
@@ -366,6 +378,11 @@ class Negotiator:
         fields = parse_digest(response)
         if fields.get("nonce") != nonce or fields.get("qop", "auth") != "auth":
             raise SaslRefused("DIGEST-MD5: malformed response")
+        # RFC 2831: the response names this server's service, and counts its first use of this (fresh) nonce
+        if fields.get("digest-uri", "").lower() not in self.digest_uris:
+            raise SaslRefused("DIGEST-MD5: the digest-uri does not name this server's service")
+        if fields.get("nc", "").lower() != "00000001":
+            raise SaslRefused("DIGEST-MD5: the nonce count is not 00000001 (the nonce is fresh)")
         username = fields.get("username", "")
         try:
             ident = base64.b64decode(username, validate=True)
@@ -469,8 +486,7 @@ def negotiator(settings: Settings) -> Negotiator:
         principal = f"{principal}@{realm}" if realm else principal
     rules = AuthToLocal(settings.auth_to_local, default_realm())
     try:
-        neg = Negotiator(principal, keytab, rules, layers, _token_source(settings),
-                         ProxyUsers(settings.proxy_users, principal))
+        neg = Negotiator(principal, keytab, rules, layers, proxy=ProxyUsers(settings.proxy_users, principal))
     except gssapi.exceptions.GSSError as e:
         raise SettingsError(f"settings: no key for {principal!r} in the keytab {keytab!r} "
                             f"(hive.metastore.kerberos.keytab.file): {_gss_text(e)}") from None
@@ -480,20 +496,3 @@ def negotiator(settings: Settings) -> Negotiator:
 def _gss_text(e: Exception) -> str:
     text = " ".join(str(e).split())
     return text[:300]
-
-
-def _token_source(settings: Settings) -> Callable[[], DelegationTokens | None]:
-    """The store's delegation tokens, opened on the first DIGEST-MD5 negotiation of this process."""
-    lock = threading.Lock()
-    held: list[Any] = []
-
-    def get() -> DelegationTokens | None:
-        with lock:
-            if not held:
-                from ..catalog.tokens import DelegationTokens
-
-                held.append(DelegationTokens.open(settings.db_url, pool_size=2))
-            tokens: DelegationTokens | None = held[0]
-            return tokens
-
-    return get
