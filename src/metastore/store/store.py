@@ -46,6 +46,7 @@ from ..core.model import (
     TableMeta,
 )
 from ..core.names import INTEGRAL_TYPES
+from ..core.stats import read_kind
 from . import schema as s
 from .engine import describe, is_sqlite_file, raw_sqlite_connection
 from .filter_sql import KeyColumn, to_sql
@@ -1172,10 +1173,22 @@ class Tx:
     def upsert_col_stats(self, owner: str, owner_id: int, objs: Sequence[ColumnStatisticsObj], last_analyzed: int,
                          engine: str) -> None:
         t = s.tab_col_stats if owner == "TBL_ID" else s.part_col_stats
+        if not objs:
+            return
         names = [o.colName for o in objs]
-        self.conn.execute(t.delete().where(t.c[owner] == owner_id, t.c.COLUMN_NAME.in_(names), t.c.ENGINE == engine))
-        self.conn.execute(t.insert(), [{owner: owner_id, "LAST_ANALYZED": last_analyzed, "ENGINE": engine,
-                                        **_stats_row(o)} for o in objs])
+        stored = {r[0]: r[1] for r in self.conn.execute(sa.select(t.c.COLUMN_NAME, t.c.CS_ID).where(
+            t.c[owner] == owner_id, t.c.COLUMN_NAME.in_(names), t.c.ENGINE == engine))}
+        # every row binds every statistics column: an executemany's rows must have the same keys
+        rows = [{"LAST_ANALYZED": last_analyzed, **_STATS_NONE, **_stats_row(o)} for o in objs]
+        changed = [r for r in rows if r["COLUMN_NAME"] in stored]
+        if changed:  # updated where they are (a reader sees the columns in the order they were first written)
+            cols = [k for k in changed[0] if k != "COLUMN_NAME"]
+            self.conn.execute(t.update().where(t.c.CS_ID == sa.bindparam("cs_id")).values(
+                {k: sa.bindparam("v_" + k) for k in cols}),
+                [{"cs_id": stored[r["COLUMN_NAME"]], **{"v_" + k: r[k] for k in cols}} for r in changed])
+        new = [r for r in rows if r["COLUMN_NAME"] not in stored]
+        if new:
+            self.conn.execute(t.insert(), [{owner: owner_id, "ENGINE": engine, **r} for r in new])
 
     def col_stats(self, owner: str, owner_ids: Sequence[int], cols: Sequence[str] | None,
                   engine: str = "hive") -> dict[int, list[tuple[ColumnStatisticsObj, int]]]:
@@ -1188,6 +1201,33 @@ class Tx:
             for r in self.conn.execute(q):
                 out[r._mapping[owner]].append((_stats_obj(r), r.LAST_ANALYZED))
         return out
+
+    def col_stats_kinds(self, owner: str, owner_ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+        """(owner id, column, column type, engine) of every statistics row of the owners."""
+        t = s.tab_col_stats if owner == "TBL_ID" else s.part_col_stats
+        out: list[tuple[int, str, str, str]] = []
+        for chunk in _chunks(list(owner_ids)):
+            q = sa.select(t.c[owner], t.c.COLUMN_NAME, t.c.COLUMN_TYPE, t.c.ENGINE).where(t.c[owner].in_(list(chunk)))
+            out.extend((r[0], r[1], r[2], r[3]) for r in self.conn.execute(q))
+        return out
+
+    def partition_param(self, part_id: int, key: str) -> str | None:
+        pp = s.partition_params.c
+        return cast(str | None, self.conn.execute(sa.select(pp.PARAM_VALUE).where(
+            pp.PART_ID == part_id, pp.PARAM_KEY == key)).scalar_one_or_none())
+
+    def set_partition_param(self, part_id: int, key: str, value: str) -> None:
+        """One parameter of a partition (column statistics' COLUMN_STATS_ACCURATE), the others kept."""
+        pp = s.partition_params
+        self.conn.execute(pp.delete().where(pp.c.PART_ID == part_id, pp.c.PARAM_KEY == key))
+        self.conn.execute(pp.insert().values(PART_ID=part_id, PARAM_KEY=key, PARAM_VALUE=value))
+
+    def part_ids_with_stats(self, tbl_id: int) -> list[int]:
+        """The PART_IDs of a table's partitions that have column statistics."""
+        pc, p = s.part_col_stats.c, s.partitions.c
+        q = (sa.select(pc.PART_ID).distinct().select_from(s.part_col_stats.join(s.partitions, p.PART_ID == pc.PART_ID))
+             .where(p.TBL_ID == tbl_id))
+        return [r[0] for r in self.conn.execute(q)]
 
     def delete_col_stats(self, owner: str, owner_id: int, col: str | None, engine: str | None = None) -> int:
         t = s.tab_col_stats if owner == "TBL_ID" else s.part_col_stats
@@ -1296,6 +1336,9 @@ _STATS_FIELDS = {
 }
 
 
+_STATS_NONE: dict[str, Any] = {col: None for fields in _STATS_FIELDS.values() for col in fields.values()}
+
+
 def _stats_row(o: ColumnStatisticsObj) -> dict[str, Any]:
     row: dict[str, Any] = {"COLUMN_NAME": o.colName, "COLUMN_TYPE": o.colType, "STATS_KIND": o.kind, "NUM_NULLS": 0}
     for f, col in _STATS_FIELDS[o.kind].items():
@@ -1310,14 +1353,17 @@ def _stats_row(o: ColumnStatisticsObj) -> dict[str, Any]:
 
 
 def _stats_obj(r: Any) -> ColumnStatisticsObj:
+    """A stored row as Hive reads it: as the kind of its column type (a row written as another kind reads as
+    that type's fields of it), a kind of its own for types Hive has none for."""
+    kind = read_kind(r.COLUMN_TYPE or "", r.STATS_KIND)
     values: dict[str, object] = {}
-    for f, col in _STATS_FIELDS[r.STATS_KIND].items():
+    for f, col in _STATS_FIELDS[kind].items():
         v = getattr(r, col)
         if v is None:
             continue
-        if r.STATS_KIND == "decimalStats" and f in ("lowValue", "highValue"):
+        if kind == "decimalStats" and f in ("lowValue", "highValue"):
             num, scale = str(v).split(":")
             n = int(num)
             v = (n.to_bytes(max(1, (n.bit_length() + 8) // 8), "big", signed=True), int(scale))
         values[f] = v
-    return ColumnStatisticsObj(r.COLUMN_NAME, r.COLUMN_TYPE, r.STATS_KIND, values)
+    return ColumnStatisticsObj(r.COLUMN_NAME, r.COLUMN_TYPE, kind, values)
