@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import http.client
 import http.server
 import json
 import os
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -289,6 +291,35 @@ def test_the_token_endpoints_refusals_of_a_body_are_oauth_errors(setup: tuple[Se
         assert status.split()[1] in (b"400", b"411"), answer
         body = json.loads(rest.split(b"\r\n\r\n", 1)[1])
         assert body["error"] == "invalid_request" and body["error_description"], body
+
+
+def test_guessing_a_clients_secret_is_bounded(setup: tuple[Server, str, Path]) -> None:
+    """After 10 wrong secrets for one client from one address within a minute, that address's requests for the
+    client are refused unchecked, the right secret too; the client from another address, and another client
+    from this one, are served."""
+    srv, credential, _ = setup
+    guessed = add_client(srv.workdir / "data", "guessed-" + unique("c"), "alice")
+    cid, secret = guessed.split(":", 1)
+
+    def ask(client_id: str, client_secret: str, source: str = "127.0.0.1") -> tuple[int, dict[str, Any]]:
+        conn = http.client.HTTPConnection("127.0.0.1", srv.rest_port, timeout=30, source_address=(source, 0))
+        try:
+            form = urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": client_id,
+                                           "client_secret": client_secret})
+            conn.request("POST", "/v1/oauth/tokens", form, {"Content-Type": "application/x-www-form-urlencoded"})
+            r = conn.getresponse()
+            return r.status, json.loads(r.read())
+        finally:
+            conn.close()
+
+    for i in range(10):
+        status, body = ask(cid, f"guess-{i}")
+        assert status == 401 and body["error_description"] == "client authentication failed", body
+    status, body = ask(cid, secret)
+    assert status == 401 and body["error"] == "invalid_client", body
+    assert "too many failed attempts" in body["error_description"], body
+    assert ask(cid, secret, "127.0.0.2")[0] == 200  # another address
+    assert token_of(srv, credential)  # another client
 
 
 def test_a_token_is_refreshed_by_token_exchange(setup: tuple[Server, str, Path], idp: Idp) -> None:

@@ -67,6 +67,9 @@ EXTERNAL_ALGS = {"RSA": ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512"), 
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+MAX_FAILURES = 10  # failed secret checks of one client from one address...
+FAILURE_WINDOW = 60.0  # ...within this many seconds: then its requests are refused unchecked until the window passes
+MAX_FAILING = 10_000  # (address, client id) pairs whose failures are kept
 MAX_SESSION = 24 * 3600  # a token is refreshed by exchange up to this long after its client's secret was checked
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*")  # RFC 6749 3.3
 _USER = re.compile(r"[^\x00-\x1f\x7f]{1,128}")
@@ -310,16 +313,51 @@ def _why(e: Exception) -> str:
 
 # ---- the front's authority ------------------------------------------------------------------------------
 
+class FailedSecrets:
+    """The bound on guessing a client's secret: at most MAX_FAILURES failed checks of one client id from one
+    address within FAILURE_WINDOW; beyond, that pair's requests are refused without a check (the right secret
+    too) until the oldest failure is FAILURE_WINDOW old. A success forgets the pair's failures. At most
+    MAX_FAILING pairs are kept (the stalest dropped first); per server process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._failures: dict[tuple[str, str], list[float]] = {}
+
+    def wait(self, address: str, client_id: str) -> float:
+        """Seconds until the pair may be checked again (0: now)."""
+        now = time.monotonic()
+        with self._lock:
+            times = self._failures.get((address, client_id))
+            if times is None or len(times) < MAX_FAILURES:
+                return 0.0
+            return max(0.0, times[0] + FAILURE_WINDOW - now)
+
+    def failed(self, address: str, client_id: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            key = (address, client_id)
+            times = [t for t in self._failures.pop(key, []) if now - t < FAILURE_WINDOW][-(MAX_FAILURES - 1):]
+            self._failures[key] = times + [now]  # re-inserted: the dict's order is the pairs' last failure
+            if len(self._failures) > MAX_FAILING:
+                del self._failures[next(iter(self._failures))]
+
+    def succeeded(self, address: str, client_id: str) -> None:
+        with self._lock:
+            self._failures.pop((address, client_id), None)
+
+
 class OAuth2:
     """Issues our tokens and validates bearer tokens (ours and an external issuer's)."""
 
     def __init__(self, key: bytes, lifetime: float, clients: ClientRegistry,
                  external: ExternalIssuer | None = None) -> None:
         self.key, self.lifetime, self.clients, self.external = key, lifetime, clients, external
+        self.failures = FailedSecrets()
 
     # -- the token endpoint --
-    def token(self, body: bytes, authorization: str | None) -> dict[str, Any]:
-        """The OAuthTokenResponse for a token request (its form body and Authorization header)."""
+    def token(self, body: bytes, authorization: str | None, address: str = "") -> dict[str, Any]:
+        """The OAuthTokenResponse for a token request (its form body and Authorization header) from the client
+        at `address` (its host)."""
         if len(body) > MAX_FORM_BYTES:
             raise TokenRequestError(400, "invalid_request", f"request larger than {MAX_FORM_BYTES} bytes")
         try:
@@ -361,9 +399,15 @@ class OAuth2:
         _audit_client(client_id)
         if len(client_id) > MAX_CLIENT_ID or len(secret) > MAX_SECRET:
             raise TokenRequestError(401, "invalid_client", "client authentication failed")
+        wait = self.failures.wait(address, client_id)
+        if wait:
+            raise TokenRequestError(401, "invalid_client", f"too many failed attempts for this client: retry in "
+                                                           f"{int(wait) + 1} s")
         client = self.clients.check(client_id, secret)
         if client is None:
+            self.failures.failed(address, client_id)
             raise TokenRequestError(401, "invalid_client", "client authentication failed")
+        self.failures.succeeded(address, client_id)
         return self._issue(client, int(time.time()), scope)
 
     def _exchanged(self, form: dict[str, str]) -> tuple[Client, int]:

@@ -438,7 +438,7 @@ class _Handler(BoundedHandler):
             body = self.read_body()
         except HttpError as e:
             raise TokenRequestError(e.code, "invalid_request", e.message) from None
-        answer = self.auth.token(body, self.headers.get("Authorization"))
+        answer = self.auth.token(body, self.headers.get("Authorization"), str(self.client_address[0]))
         self._extra_headers = (("Cache-Control", "no-store"), ("Pragma", "no-cache"))
         self.send_body(200, json.dumps(answer).encode())
 
