@@ -20,7 +20,8 @@ claim rest_oidc_user_claim (default sub).
 A token is routed by its (unverified) iss: ours or the external issuer's; any other issuer is refused before a
 signature is checked. Bounds: the token's length (MAX_TOKEN_CHARS), the form (MAX_FORM_BYTES, MAX_FORM_FIELDS),
 the JWKS (MAX_JWKS_BYTES, MAX_JWKS_KEYS, JWKS_TIMEOUT), the key ids looked up (the JWKS is re-fetched at most
-every JWKS_MIN_REFRESH whatever the tokens name).
+every JWKS_MIN_REFRESH whatever the tokens name), guessed secrets (FailedSecrets: MAX_FAILURES per client id and
+address in FAILURE_WINDOW).
 """
 
 from __future__ import annotations
