@@ -44,6 +44,7 @@ from ..core.names import (
     valid_name,
 )
 from ..store.store import Store, TableRef, Tx
+from . import colstats
 from .authz import Authorizer
 from .locations import LocationPolicy, Occupant, is_under, lexical_path, overlap, resolve, spellings
 from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
@@ -504,12 +505,16 @@ class Catalog:
                 except OSError as e:
                     raise InvalidOperation(f"Unable to rename {moved[0]} to {moved[1]}: {e}") from e
             try:
+                cols_changed = [(c.name, c.type) for c in old.sd.cols] != [(c.name, c.type) for c in new.sd.cols]
+                if cols_changed:  # a column gone or of another type loses its statistics, as in Hive
+                    self._drop_changed_column_stats(tx, "TBL_ID", ref.TBL_ID, new.sd.cols, new.parameters)
                 tx.update_table(ref, new, new_db_id)
                 if moved:
                     self._relocate_partitions(tx, ref.TBL_ID, moved[0], moved[1])
-                cols_changed = [(c.name, c.type) for c in old.sd.cols] != [(c.name, c.type) for c in new.sd.cols]
                 if cascade and cols_changed and old.partitionKeys:
                     self._cascade_columns(tx, new, ref.TBL_ID)
+                    for pid in tx.part_ids_with_stats(ref.TBL_ID):
+                        self._drop_changed_column_stats(tx, "PART_ID", pid, new.sd.cols)
                 new.id = ref.TBL_ID
                 # the event names the table as it is now (Hive's listener); the message names it as it was
                 self._event(tx, EventType.ALTER_TABLE, new.dbName, new.tableName, self.msg.alter_table(old, new))
@@ -1006,18 +1011,21 @@ class Catalog:
 
     # ---- column statistics --------------------------------------------------------------------------
 
-    def update_column_statistics(self, stats: m.ColumnStatistics) -> None:
+    def update_column_statistics(self, stats: m.ColumnStatistics, tx: Tx | None = None) -> None:
         d = stats.statsDesc
-        with self.transaction() as tx:
-            t = tx.get_table((d.dbName or "").lower(), (d.tableName or "").lower())
-            if t is None:
-                raise NoSuchObject(f"Table {d.dbName}.{d.tableName} for which stats is gathered doesn't exist.")
+        with (nullcontext(tx) if tx is not None else self.transaction()) as tx:
+            db, table = (d.dbName or "").lower(), (d.tableName or "").lower()
+            t = tx.get_table(db, table)
+            if t is None:  # Hive's words for each level
+                if d.isTblLevel:
+                    raise NoSuchObject(_NO_TABLE + f"{db}.{table}")
+                raise InvalidObject(f"{db}.{table} table not found")
             cols = {c.name.lower(): c for c in t.sd.cols}
             for o in stats.statsObj:
                 if o.colName.lower() not in cols:
-                    raise NoSuchObject(f"Column {o.colName} for which stats gathering is requested doesn't exist.")
-            objs = [replace(o, colName=o.colName.lower()) for o in stats.statsObj]
-            when = d.lastAnalyzed or _now()
+                    raise MetaError(f"Column {o.colName} doesn't exist in table {t.tableName} in database {t.dbName}")
+            objs = list({o.colName.lower(): replace(o, colName=o.colName.lower()) for o in stats.statsObj}.values())
+            when = _now()  # Hive's: the time of the update, whatever the client says
             if d.isTblLevel:
                 tx.upsert_col_stats("TBL_ID", _tid(t), objs, when, stats.engine or "hive")
                 params = dict(t.parameters)
@@ -1025,6 +1033,8 @@ class Catalog:
                 tx.update_table_params(_tid(t), params)
             else:
                 keys = [k.name for k in t.partitionKeys]
+                if not keys:
+                    raise MetaError("Invalid partition key & values; keys [], values []")
                 try:
                     name = make_part_name(keys, part_vals_from_name(keys, d.partName or ""))
                 except MetaError as e:
@@ -1032,13 +1042,24 @@ class Catalog:
                 refs = tx.partition_refs(_tid(t), [name])
                 if name not in refs:
                     raise NoSuchObject("Partition for which stats is gathered doesn't exist.")
-                tx.upsert_col_stats("PART_ID", refs[name].PART_ID, objs, when, stats.engine or "hive")
+                pid = refs[name].PART_ID
+                tx.upsert_col_stats("PART_ID", pid, objs, when, stats.engine or "hive")
+                params = {COLUMN_STATS_ACCURATE: tx.partition_param(pid, COLUMN_STATS_ACCURATE) or ""}
+                _mark_columns_accurate(params, [o.colName for o in objs])
+                tx.set_partition_param(pid, COLUMN_STATS_ACCURATE, params[COLUMN_STATS_ACCURATE])
                 tx.bump_table_version(_tid(t))
+
+    def _stats_table(self, tx: Tx, db: str, table: str) -> m.Table:
+        """The table whose statistics are read, or Hive's NoSuchObjectException."""
+        t = tx.get_table(db.lower(), table.lower())
+        if t is None:
+            raise NoSuchObject(_NO_TABLE + f"{db.lower()}.{table.lower()}")
+        return t
 
     def get_table_column_statistics(self, db: str, table: str, cols: Sequence[str] | None,
                                     engine: str = "hive") -> m.ColumnStatistics | None:
         with self._read() as tx:
-            t = self._table_or_nso(tx, db, table)
+            t = self._stats_table(tx, db, table)
             found = tx.col_stats("TBL_ID", [_tid(t)], [c.lower() for c in cols] if cols is not None else None,
                                  engine).get(_tid(t), [])
         if not found:
@@ -1050,7 +1071,7 @@ class Catalog:
                                         cols: Sequence[str] | None,
                                         engine: str = "hive") -> dict[str, m.ColumnStatistics]:
         with self._read() as tx:
-            t = self._table_or_nso(tx, db, table)
+            t = self._stats_table(tx, db, table)
             keys = [k.name for k in t.partitionKeys]
             canon = {}
             for n in part_names:
@@ -1073,7 +1094,11 @@ class Catalog:
     def delete_column_statistics(self, db: str, table: str, part_name: str | None, col: str | None,
                                  engine: str | None = None) -> bool:
         with self.transaction() as tx:
-            t = self._table_or_nso(tx, db, table)
+            t = tx.get_table(db.lower(), table.lower())
+            if t is None:  # Hive's words for each level
+                if part_name is None:
+                    raise NoSuchObject(f"Table {table}  for which stats deletion is requested doesn't exist")
+                raise InvalidObject(f"{db.lower()}.{table.lower()} table not found")
             if part_name is None:
                 n = tx.delete_col_stats("TBL_ID", _tid(t), col.lower() if col else None, engine)
             else:
@@ -1084,9 +1109,100 @@ class Catalog:
                     raise NoSuchObject(f"Partition {part_name} for which stats deletion is requested doesn't exist")
                 n = tx.delete_col_stats("PART_ID", refs[name].PART_ID, col.lower() if col else None, engine)
             if n == 0 and col is not None:
-                raise NoSuchObject(f"Column stats doesn't exist for db={t.dbName} table={t.tableName} col={col}")
+                where = "" if part_name is None else f" partition={part_name}"
+                raise NoSuchObject(f"Column stats doesn't exist for db={t.dbName} table={t.tableName}{where} "
+                                   f"col={col}")
             tx.bump_table_version(_tid(t))
         return True
+
+    def get_aggr_stats(self, db: str, table: str, part_names: Sequence[str], cols: Sequence[str],
+                       engine: str = "hive") -> tuple[list[m.ColumnStatisticsObj], int]:
+        """get_aggr_stats_for: the partitions' statistics of `cols` merged as Hive does (catalog/colstats), and
+        how many of the partitions have statistics for every column. Hive answers a missing partition or column
+        with nothing found."""
+        cols = [c.lower() for c in cols]
+        with self._read() as tx:
+            t = self._stats_table(tx, db, table)
+            if not cols or not part_names:
+                return [], 0
+            keys = [k.name for k in t.partitionKeys]
+            canon = []
+            for n in part_names:
+                try:
+                    canon.append(make_part_name(keys, part_vals_from_name(keys, n)))
+                except MetaError:
+                    canon.append(n)  # found by no partition, still counted as requested (Hive's IN list)
+            refs = tx.partition_refs(_tid(t), list(dict.fromkeys(canon)))
+            by_id = {r.PART_ID: name for name, r in refs.items()}
+            found = tx.col_stats("PART_ID", list(by_id), list(dict.fromkeys(cols)), engine)
+        rows = [(o, by_id[pid]) for pid in sorted(found) for o, _ in found[pid]]
+        return colstats.aggregate(rows, canon, cols)
+
+    def set_aggr_stats(self, stats: Sequence[m.ColumnStatistics], need_merge: bool, engine: str = "hive") -> None:
+        """set_aggr_stats_for: table statistics (exactly one ColumnStatistics) or partitions' statistics, merged
+        with the stored ones when `need_merge` (Hive's mergers), in one transaction."""
+        if not stats:
+            return
+        first = stats[0].statsDesc
+        if first.isTblLevel and len(stats) != 1:
+            raise MetaError(f"Expecting only 1 ColumnStatistics for table's column stats, but find {len(stats)}")
+        with self.transaction() as tx:
+            for cs in stats:
+                cs = replace(cs, engine=cs.engine or engine,
+                             statsDesc=replace(cs.statsDesc, isTblLevel=first.isTblLevel, dbName=first.dbName,
+                                               tableName=first.tableName))
+                if need_merge:
+                    cs = self._merged(tx, cs)
+                self.update_column_statistics(cs, tx)
+
+    def _merged(self, tx: Tx, cs: m.ColumnStatistics) -> m.ColumnStatistics:
+        d = cs.statsDesc
+        names = [o.colName.lower() for o in cs.statsObj]
+        if d.isTblLevel:
+            old = self._table_stats_in(tx, d.dbName, d.tableName, names, cs.engine)
+        else:
+            old = self._part_stats_in(tx, d.dbName, d.tableName, [d.partName or ""], names, cs.engine)
+        stored = {o.colName: o for o in (old or [])}
+        try:
+            objs = [colstats.merge(o, stored[o.colName.lower()]) if o.colName.lower() in stored else o
+                    for o in cs.statsObj]
+        except colstats.MergeError as e:
+            raise InvalidInput(str(e)) from None
+        return replace(cs, statsObj=objs)
+
+    def _table_stats_in(self, tx: Tx, db: str, table: str, cols: Sequence[str],
+                        engine: str) -> list[m.ColumnStatisticsObj]:
+        t = tx.get_table((db or "").lower(), (table or "").lower())
+        if t is None:
+            return []
+        return [o for o, _ in tx.col_stats("TBL_ID", [_tid(t)], cols, engine).get(_tid(t), [])]
+
+    def _part_stats_in(self, tx: Tx, db: str, table: str, parts: Sequence[str], cols: Sequence[str],
+                       engine: str) -> list[m.ColumnStatisticsObj]:
+        t = tx.get_table((db or "").lower(), (table or "").lower())
+        if t is None:
+            return []
+        keys = [k.name for k in t.partitionKeys]
+        try:
+            names = [make_part_name(keys, part_vals_from_name(keys, n)) for n in parts]
+        except MetaError:
+            return []
+        refs = tx.partition_refs(_tid(t), names)
+        found = tx.col_stats("PART_ID", [r.PART_ID for r in refs.values()], cols, engine)
+        return [o for objs in found.values() for o, _ in objs]
+
+    def _drop_changed_column_stats(self, tx: Tx, owner: str, owner_id: int, cols: Sequence[m.FieldSchema],
+                                   params: dict[str, str] | None = None) -> None:
+        """Hive's alter of a table's (or, with cascade, a partition's) columns: the statistics of a column that is
+        no longer there with the same name and type go (for every engine), and leave COLUMN_STATS_ACCURATE."""
+        kept = {(c.name.lower(), c.type.lower()) for c in cols}
+        gone = set()
+        for _, col, col_type, engine in tx.col_stats_kinds(owner, [owner_id]):
+            if (col.lower(), (col_type or "").lower()) not in kept:
+                tx.delete_col_stats(owner, owner_id, col, engine)
+                gone.add(col)
+        if gone and params is not None:
+            _unmark_columns_accurate(params, gone)
 
     # ---- DML events ---------------------------------------------------------------------------------
 
@@ -1456,15 +1572,40 @@ def _require_stats(old: m.Partition, new: m.Partition, env: dict[str, str]) -> b
     return any(old.parameters.get(k) != new.parameters.get(k) for k in FAST_STATS)
 
 
+_NO_TABLE = "Specified database/table does not exist : "
+
+
+def _unmark_columns_accurate(params: dict[str, str], cols: set[str]) -> None:
+    """Hive's removeColumnStatsState: the columns leave COLUMN_STATS_ACCURATE, which is written even when it was
+    not there (as `{}`)."""
+    import json
+    try:
+        state = json.loads(params.get(COLUMN_STATS_ACCURATE) or "{}")
+    except ValueError:
+        state = {}
+    if not isinstance(state, dict):
+        state = {}
+    stats = state.get("COLUMN_STATS")
+    if isinstance(stats, dict):
+        for c in cols:
+            stats.pop(c, None)
+        if not stats:
+            state.pop("COLUMN_STATS")
+    params[COLUMN_STATS_ACCURATE] = json.dumps(state, separators=(",", ":"))
+
+
 def _mark_columns_accurate(params: dict[str, str], cols: Sequence[str]) -> None:
     import json
     try:
         state = json.loads(params.get(COLUMN_STATS_ACCURATE) or "{}")
     except ValueError:
         state = {}
+    if not isinstance(state, dict):
+        state = {}
     stats = state.setdefault("COLUMN_STATS", {})
     for c in cols:
         stats[c] = "true"
+    state["COLUMN_STATS"] = dict(sorted(stats.items()))  # Hive's is a sorted map
     params[COLUMN_STATS_ACCURATE] = json.dumps(state, separators=(",", ":"))
 
 
