@@ -420,6 +420,20 @@ struct PartitionsStatsResult {
   2: bool isStatsCompliant
 }
 
+struct AggrStats {
+  1: required list<ColumnStatisticsObj> colStats,
+  2: required i64 partsFound,
+  3: bool isStatsCompliant
+}
+
+struct SetPartitionsStatsRequest {
+  1: required list<ColumnStatistics> colStats,
+  2: bool needMerge,
+  3: i64 writeId = -1,
+  4: string validWriteIdList,
+  5: string engine
+}
+
 struct ResourceUri {
   1: i32 resourceType,
   2: string uri
@@ -1015,6 +1029,8 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   PartitionsStatsResult get_partitions_statistics_req(1: PartitionsStatsRequest request) throws (1: NoSuchObjectException o1, 2: MetaException o2),
   bool delete_partition_column_statistics(1: string db_name, 2: string tbl_name, 3: string part_name, 4: string col_name, 5: string engine) throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidObjectException o3, 4: InvalidInputException o4),
   bool delete_table_column_statistics(1: string db_name, 2: string tbl_name, 3: string col_name, 4: string engine) throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidObjectException o3, 4: InvalidInputException o4),
+  AggrStats get_aggr_stats_for(1: PartitionsStatsRequest request) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  bool set_aggr_stats_for(1: SetPartitionsStatsRequest request) throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: InvalidInputException o4),
   void create_function(1: Function func) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4),
   void drop_function(1: string dbName, 2: string funcName) throws (1: NoSuchObjectException o1, 2: MetaException o3),
   void alter_function(1: string dbName, 2: string funcName, 3: Function newFunc) throws (1: InvalidOperationException o1, 2: MetaException o2),
