@@ -522,6 +522,22 @@ class PartitionsStatsResult(_Struct):
     def __init__(self, partStats: dict[str, list[ColumnStatisticsObj]] | None = None, isStatsCompliant: bool | None = None) -> None: ...
 
 
+class AggrStats(_Struct):
+    colStats: list[ColumnStatisticsObj]
+    partsFound: int
+    isStatsCompliant: bool
+    def __init__(self, colStats: list[ColumnStatisticsObj] | None = None, partsFound: int | None = None, isStatsCompliant: bool | None = None) -> None: ...
+
+
+class SetPartitionsStatsRequest(_Struct):
+    colStats: list[ColumnStatistics]
+    needMerge: bool
+    writeId: int
+    validWriteIdList: str
+    engine: str
+    def __init__(self, colStats: list[ColumnStatistics] | None = None, needMerge: bool | None = None, writeId: int | None = None, validWriteIdList: str | None = None, engine: str | None = None) -> None: ...
+
+
 class ResourceUri(_Struct):
     resourceType: int
     uri: str
@@ -1255,6 +1271,10 @@ class _ThriftHiveMetastoreService(ModuleType):
     delete_partition_column_statistics_result: type[_Struct]
     delete_table_column_statistics_args: type[_Struct]
     delete_table_column_statistics_result: type[_Struct]
+    get_aggr_stats_for_args: type[_Struct]
+    get_aggr_stats_for_result: type[_Struct]
+    set_aggr_stats_for_args: type[_Struct]
+    set_aggr_stats_for_result: type[_Struct]
     create_function_args: type[_Struct]
     create_function_result: type[_Struct]
     drop_function_args: type[_Struct]
@@ -1456,6 +1476,8 @@ class ThriftHiveMetastoreIface(Protocol):
     def get_partitions_statistics_req(self, request: PartitionsStatsRequest) -> PartitionsStatsResult: ...
     def delete_partition_column_statistics(self, db_name: str, tbl_name: str, part_name: str, col_name: str, engine: str) -> bool: ...
     def delete_table_column_statistics(self, db_name: str, tbl_name: str, col_name: str, engine: str) -> bool: ...
+    def get_aggr_stats_for(self, request: PartitionsStatsRequest) -> AggrStats: ...
+    def set_aggr_stats_for(self, request: SetPartitionsStatsRequest) -> bool: ...
     def create_function(self, func: Function) -> None: ...
     def drop_function(self, dbName: str, funcName: str) -> None: ...
     def alter_function(self, dbName: str, funcName: str, newFunc: Function) -> None: ...
