@@ -429,6 +429,10 @@ class Handler(DelegationTokenCalls):
         # Only txnid (field 1 in every generation) is read: a Hive 3+ request's other fields are numbered differently
         self.catalog.locks.add_dynamic_partitions(_require(_require(rqst, "request").txnid, "txnid"))
 
+    add_dynamic_partitions.thrift_status = (  # type: ignore[attr-defined]
+        "no effect", "Hive records a dynamic-partition write's partitions for its compactor; there is none here: "
+        "the transaction is checked to be open (NoSuchTxnException, TxnAbortedException as Hive)")
+
     def truncate_table(self, dbName: str, tableName: str, partNames: list[str]) -> None:
         self.catalog.truncate_table(_db(dbName), tableName, partNames)
 
@@ -494,14 +498,14 @@ class Handler(DelegationTokenCalls):
         if (cat.name or "").lower() == DEFAULT_CATALOG:
             raise E.AlreadyExists(f"Catalog {cat.name} already exists")
         raise E.MetaError(f"Creating catalog {_shown(cat.name)} is not supported: this metastore's store holds only "
-                          f"the default catalog '{DEFAULT_CATALOG}'")
+                          "the default catalog 'hive'")
 
     def alter_catalog(self, rqst: hms.AlterCatalogRequest) -> None:
         name = _require(rqst, "request").name
         if (name or "").lower() != DEFAULT_CATALOG:
             raise E.NoSuchObject(f"No catalog {_shown(name)}")
-        raise E.InvalidOperation(f"Altering catalog '{DEFAULT_CATALOG}' is not supported: its location is the "
-                                 "server's warehouse setting")
+        raise E.InvalidOperation("Altering catalog 'hive' is not supported: its location is the server's warehouse "
+                                 "setting")
 
     def drop_catalog(self, catName: hms.DropCatalogRequest) -> None:
         name = _require(catName, "request").name
@@ -514,8 +518,13 @@ class Handler(DelegationTokenCalls):
     def get_file_metadata_by_expr(self, req: hms.GetFileMetadataByExprRequest) -> hms.GetFileMetadataByExprResult:
         return hms.GetFileMetadataByExprResult(metadata={}, isSupported=False)
 
+    get_file_metadata_by_expr.thrift_status = (  # type: ignore[attr-defined]
+        "no effect", "no file-metadata store: isSupported=false with no metadata, as Hive's ObjectStore answers")
+
     def get_file_metadata(self, req: hms.GetFileMetadataRequest) -> hms.GetFileMetadataResult:
         return hms.GetFileMetadataResult(metadata={}, isSupported=False)
+
+    get_file_metadata.thrift_status = get_file_metadata_by_expr.thrift_status  # type: ignore[attr-defined]
 
     def put_file_metadata(self, req: hms.PutFileMetadataRequest) -> hms.PutFileMetadataResult:
         return hms.PutFileMetadataResult()
@@ -531,6 +540,8 @@ class Handler(DelegationTokenCalls):
 
     def cache_file_metadata(self, req: hms.CacheFileMetadataRequest) -> hms.CacheFileMetadataResult:
         return hms.CacheFileMetadataResult(isSupported=False)
+
+    cache_file_metadata.thrift_status = get_file_metadata_by_expr.thrift_status  # type: ignore[attr-defined]
 
     # runtime statistics (Hive 3's re-execution planner feedback)
 
