@@ -20,6 +20,14 @@ class EventType(StrEnum):
     INSERT = "INSERT"
     CREATE_FUNCTION = "CREATE_FUNCTION"
     DROP_FUNCTION = "DROP_FUNCTION"
+    # constraints: Hive 2.3's three, Hive 3's unique and not-null, Hive 4's default and check
+    ADD_PRIMARYKEY = "ADD_PRIMARYKEY"
+    ADD_FOREIGNKEY = "ADD_FOREIGNKEY"
+    ADD_UNIQUECONSTRAINT = "ADD_UNIQUECONSTRAINT"
+    ADD_NOTNULLCONSTRAINT = "ADD_NOTNULLCONSTRAINT"
+    ADD_DEFAULTCONSTRAINT = "ADD_DEFAULTCONSTRAINT"
+    ADD_CHECKCONSTRAINT = "ADD_CHECKCONSTRAINT"
+    DROP_CONSTRAINT = "DROP_CONSTRAINT"
     # written by Hive 3/4 (not by this metastore, whose transactions show only through the changes made in them)
     OPEN_TXN = "OPEN_TXN"
     COMMIT_TXN = "COMMIT_TXN"

@@ -120,6 +120,14 @@ class JsonMessageFactory:
     def drop_function(self, fn: m.Function) -> str:
         return self._dump(self._head(db=fn.dbName, functionName=fn.functionName, timestamp=self._now()))
 
+    def add_constraint(self, list_key: str, cols: list[Any]) -> str:
+        """ADD_PRIMARYKEY (list_key primaryKeyListJson), ADD_FOREIGNKEY (foreignKeyListJson), ...: the columns'
+        Thrift structs (SQLPrimaryKey, ...) as Thrift-JSON texts."""
+        return self._dump(self._head(timestamp=self._now(), **{list_key: [thrift_json(c) for c in cols]}))
+
+    def drop_constraint(self, db: str, table: str, name: str) -> str:
+        return self._dump(self._head(dbName=db, tableName=table, constraintName=name, timestamp=self._now()))
+
 
 # ---- reading: decode() turns an event's message into one of the typed messages below ----
 

@@ -438,3 +438,33 @@ metastore_db_properties = sa.Table(
     sa.Column("DESCRIPTION", sa.String(1000)),
     **_MYSQL,
 )
+
+# Constraints (Hive's KEY_CONSTRAINTS; core/constraints.py): one row per column of a constraint. The column is
+# (CD_ID, INTEGER_IDX) in COLUMNS_V2, or with a NULL CD_ID the INTEGER_IDX-th partition key of the table, as
+# Hive 3 keeps them. PARENT_* is the constraint's own table, or for a foreign key the referenced table and
+# CHILD_* the table the key is on. CONSTRAINT_TYPE: 0 primary key, 1 foreign key, 2 unique, 3 not null,
+# 4 default, 5 check; ENABLE_VALIDATE_RELY: 4 enable + 2 validate + 1 rely; DEFAULT_VALUE: a default's value or
+# a check's expression. A name is unique in the database of its table (the child's for a foreign key); KC_ID is
+# the row's own key (Hive's (CONSTRAINT_NAME, POSITION) is unique in the whole metastore). Constraints key on
+# the table ids: they follow a rename and go with a drop of either table (ON DELETE CASCADE), as in Hive.
+key_constraints = sa.Table(
+    "KEY_CONSTRAINTS", metadata,
+    _id("KC_ID"),
+    sa.Column("CHILD_CD_ID", Id),
+    sa.Column("CHILD_INTEGER_IDX", sa.Integer()),
+    sa.Column("CHILD_TBL_ID", Id, sa.ForeignKey("TBLS.TBL_ID", ondelete="CASCADE")),
+    sa.Column("PARENT_CD_ID", Id),
+    sa.Column("PARENT_INTEGER_IDX", sa.Integer(), nullable=False),
+    _fk("PARENT_TBL_ID", "TBLS.TBL_ID"),
+    sa.Column("POSITION", sa.BigInteger(), nullable=False),
+    sa.Column("CONSTRAINT_NAME", sa.String(400), nullable=False),
+    sa.Column("CONSTRAINT_TYPE", sa.SmallInteger(), nullable=False),
+    sa.Column("UPDATE_RULE", sa.SmallInteger()),
+    sa.Column("DELETE_RULE", sa.SmallInteger()),
+    sa.Column("ENABLE_VALIDATE_RELY", sa.SmallInteger(), nullable=False),
+    sa.Column("DEFAULT_VALUE", sa.String(400)),
+    sa.Index("IX_KEY_CONSTRAINTS_PARENT_TBL_ID", "PARENT_TBL_ID"),
+    sa.Index("IX_KEY_CONSTRAINTS_CHILD_TBL_ID", "CHILD_TBL_ID"),
+    sa.Index("IX_KEY_CONSTRAINTS_CONSTRAINT_NAME", "CONSTRAINT_NAME"),
+    **_MYSQL,
+)

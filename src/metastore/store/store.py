@@ -48,6 +48,7 @@ from ..core.model import (
 from ..core.names import INTEGRAL_TYPES
 from ..core.stats import read_kind
 from . import schema as s
+from .constraints import ConstraintQueries
 from .engine import describe, is_sqlite_file, raw_sqlite_connection
 from .filter_sql import KeyColumn, to_sql
 from .locks import LockQueries
@@ -436,6 +437,10 @@ class Tx:
     def privileges(self) -> PrivilegeQueries:
         """Roles, role grants, privileges and owners (store/privileges.py) in this transaction."""
         return PrivilegeQueries(self.conn)
+
+    def constraints(self) -> ConstraintQueries:
+        """Table constraints (store/constraints.py) in this transaction."""
+        return ConstraintQueries(self.conn)
 
     def db_property(self, key: str, make: Callable[[], str], description: str | None = None) -> str:
         """A property of the store (METASTORE_DB_PROPERTIES), made with `make()` and kept when it has none."""
@@ -887,6 +892,8 @@ class Tx:
         old_cols = self._columns({ref.CD_ID}).get(ref.CD_ID, []) if ref.CD_ID is not None else []
         same = ref.CD_ID is not None and _same_cols(old_cols, t.sd.cols)
         cd_id = ref.CD_ID if same else self._insert_cd(t.sd.cols)
+        if not same:  # the table's constraints follow its columns to the new descriptor
+            ConstraintQueries(self.conn).follow_columns(tbl_id, ref.CD_ID, cd_id, old_cols, t.sd.cols)
         new_sd = self._insert_sds([t.sd], [cd_id])[0]
         self.conn.execute(s.tbls.update().where(s.tbls.c.TBL_ID == tbl_id).values(
             DB_ID=new_db_id if new_db_id is not None else ref.DB_ID, TBL_NAME=t.tableName, OWNER=t.owner,
