@@ -38,6 +38,7 @@ from .convert import (
     role_grant_to_thrift,
     role_to_thrift,
     stats_obj_from_thrift,
+    stats_obj_to_thrift,
     to_thrift,
 )
 from .tokens import DelegationTokenCalls
@@ -975,13 +976,12 @@ class Handler(DelegationTokenCalls):
         req = _require(request, "request")
         cs = self.catalog.get_table_column_statistics(_db(req.dbName), req.tblName, req.colNames or [],
                                                       req.engine or "hive")
-        return hms.TableStatsResult(tableStats=to_thrift(cs.statsObj) if cs else [])
+        return hms.TableStatsResult(tableStats=[stats_obj_to_thrift(o) for o in cs.statsObj] if cs else [])
 
     def get_partitions_statistics_req(self, request: hms.PartitionsStatsRequest) -> hms.PartitionsStatsResult:
         req = _require(request, "request")
         found = self.catalog.get_partition_column_statistics(_db(req.dbName), req.tblName, req.partNames or [],
                                                              req.colNames or [], req.engine or "hive")
-        from .convert import stats_obj_to_thrift
         return hms.PartitionsStatsResult(partStats={n: [stats_obj_to_thrift(o) for o in cs.statsObj]
                                                     for n, cs in found.items()})
 
@@ -991,6 +991,18 @@ class Handler(DelegationTokenCalls):
 
     def delete_table_column_statistics(self, db_name: str, tbl_name: str, col_name: str, engine: str) -> bool:
         return self.catalog.delete_column_statistics(_db(db_name), tbl_name, None, col_name, engine)
+
+    def get_aggr_stats_for(self, request: hms.PartitionsStatsRequest) -> hms.AggrStats:
+        req = _require(request, "request")
+        objs, found = self.catalog.get_aggr_stats(_db(req.dbName), req.tblName or "", req.partNames or [],
+                                                  req.colNames or [], req.engine or "hive")
+        return hms.AggrStats(colStats=[stats_obj_to_thrift(o) for o in objs], partsFound=found)
+
+    def set_aggr_stats_for(self, request: hms.SetPartitionsStatsRequest) -> bool:
+        req = _require(request, "request")
+        self.catalog.set_aggr_stats([self._stats_in(cs) for cs in req.colStats or []], bool(req.needMerge),
+                                    req.engine or "hive")
+        return True
 
     # ---- functions ----------------------------------------------------------------------------------
 
