@@ -345,6 +345,18 @@ def _log_reader(c: Check, a: dict[str, Any]) -> None:
     c.global_priv(READ)
 
 
+def _constraints_rule(c: Check, a: dict[str, Any]) -> None:
+    """Adding constraints alters their tables: each one's ownership."""
+    for t in dict.fromkeys((k.db or "", k.table or "") for k in a["cols"]):
+        c.table_ownership(*t)
+
+
+def _foreign_keys_rule(c: Check, a: dict[str, Any]) -> None:
+    for db, table in ((a["db"], a["table"]), (a["parent_db"], a["parent_table"])):
+        if table:
+            c.table(db or "", table, READ)
+
+
 _READ_TABLE = _table_rule(READ)
 _READ_TABLE_N = _table_rule(READ, "db", "name")
 
@@ -387,6 +399,13 @@ RULES: dict[str, tuple[_Rule, _Post | None]] = {
     "get_partitions_by_expr": (_READ_TABLE, None),
     "partition_names_by_expr": (_READ_TABLE, None),
     "get_partitions_by_names": (_READ_TABLE, None),
+    # constraints (catalog/constraints.py): added and dropped as the table is altered, read as it is read
+    "add_constraints": (_constraints_rule, None),
+    "create_table_with_constraints": (lambda c, a: c.create_in(a["t"].dbName), None),
+    "drop_constraint": (lambda c, a: c.table_ownership(a["db"], a["table"]), None),
+    "get_constraints": (_READ_TABLE, None),
+    "get_all_constraints": (_READ_TABLE, None),
+    "get_foreign_keys": (_foreign_keys_rule, None),
     # statistics and insert events
     "update_column_statistics": (_stats_rule, None),
     "get_table_column_statistics": (_READ_TABLE, None),

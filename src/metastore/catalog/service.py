@@ -46,6 +46,7 @@ from ..core.names import (
 from ..store.store import Store, TableRef, Tx
 from . import colstats
 from .authz import Authorizer
+from .constraints import ConstraintOps
 from .locations import LocationPolicy, Occupant, is_under, lexical_path, overlap, resolve, spellings
 from .locks import DEFAULT_TIMEOUT as DEFAULT_TXN_TIMEOUT
 from .locks import Locks
@@ -69,7 +70,7 @@ def _now() -> int:
     return int(time.time())
 
 
-class Catalog:
+class Catalog(ConstraintOps):
     def __init__(self, store: Store, warehouse: Warehouse, messages: ev.JsonMessageFactory | None = None,
                  stats_autogather: bool = True, txn_timeout: float = DEFAULT_TXN_TIMEOUT,
                  locations: LocationPolicy | None = None, authorization: str = "none",
@@ -330,7 +331,10 @@ class Catalog:
             raise InvalidObject(f"Partition column name {dup} conflicts with table columns." if dup in
                                 {k.name.lower() for k in t.partitionKeys} else f"Duplicate column name {dup}")
 
-    def create_table(self, t: m.Table, env: dict[str, str] | None = None) -> None:
+    def create_table(self, t: m.Table, env: dict[str, str] | None = None,
+                     then: Callable[[Tx, m.Table], None] | None = None) -> None:
+        """Create a table; `then(tx, table)` runs in its transaction after its CREATE_TABLE event (the
+        constraints made with it)."""
         if t.sd is None:
             raise InvalidObject("Storage descriptor is not defined for the table")
         if not t.dbName:
@@ -376,6 +380,8 @@ class Catalog:
             tbl_id = tx.insert_table(db_id, t)
             t.id, t.version = tbl_id, 1
             self._event(tx, EventType.CREATE_TABLE, t.dbName, t.tableName, self.msg.create_table(t, []))
+            if then is not None:
+                then(tx, t)
 
     def _fast_stats(self, params: dict[str, str], location: str | None, new_dir: bool, force: bool,
                     env: dict[str, str] | None) -> None:
