@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from thriftpy2.thrift import TApplicationException, TException
 
@@ -23,6 +23,7 @@ from ..catalog.audit import AuditLog
 from ..catalog.locks import Component, aborted_bits
 from ..catalog.service import Catalog
 from ..config import hidden_keys, parse_duration, redact, secret_key
+from ..core import constraints as cons
 from ..core import errors as E
 from ..core import identity
 from ..core import model as m
@@ -1003,6 +1004,102 @@ class Handler(DelegationTokenCalls):
         self.catalog.set_aggr_stats([self._stats_in(cs) for cs in req.colStats or []], bool(req.needMerge),
                                     req.engine or "hive")
         return True
+
+    # ---- constraints (catalog/constraints.py) -------------------------------------------------------
+
+    @staticmethod
+    def _key_cols(kind: int, cols: list[Any] | None) -> list[cons.KeyColumn]:
+        out = []
+        for x in cols or []:
+            k = cons.from_thrift(kind, _require(x, "constraint column"))
+            k.db = _db(k.db)
+            if k.ref_db is not None:
+                k.ref_db = _db(k.ref_db)
+            out.append(k)
+        return out
+
+    def create_table_with_constraints(self, tbl: hms.Table, primaryKeys: list[hms.SQLPrimaryKey],
+                                      foreignKeys: list[hms.SQLForeignKey],
+                                      uniqueConstraints: list[hms.SQLUniqueConstraint],
+                                      notNullConstraints: list[hms.SQLNotNullConstraint],
+                                      defaultConstraints: list[hms.SQLDefaultConstraint],
+                                      checkConstraints: list[hms.SQLCheckConstraint]) -> None:
+        given = ((cons.PRIMARY_KEY, primaryKeys), (cons.FOREIGN_KEY, foreignKeys), (cons.UNIQUE, uniqueConstraints),
+                 (cons.NOT_NULL, notNullConstraints), (cons.DEFAULT, defaultConstraints),
+                 (cons.CHECK, checkConstraints))
+        by_kind = {kind: self._key_cols(kind, cols) for kind, cols in given if cols}
+        self.catalog.create_table_with_constraints(self._table_in(tbl), by_kind)
+
+    def drop_constraint(self, req: hms.DropConstraintRequest) -> None:
+        req = _require(req, "request")
+        self.catalog.drop_constraint(_db(req.dbname), req.tablename or "", req.constraintname or "")
+
+    def add_primary_key(self, req: hms.AddPrimaryKeyRequest) -> None:
+        self.catalog.add_constraints(cons.PRIMARY_KEY,
+                                     self._key_cols(cons.PRIMARY_KEY, _require(req, "request").primaryKeyCols))
+
+    def add_foreign_key(self, req: hms.AddForeignKeyRequest) -> None:
+        self.catalog.add_constraints(cons.FOREIGN_KEY,
+                                     self._key_cols(cons.FOREIGN_KEY, _require(req, "request").foreignKeyCols))
+
+    def add_unique_constraint(self, req: hms.AddUniqueConstraintRequest) -> None:
+        self.catalog.add_constraints(cons.UNIQUE,
+                                     self._key_cols(cons.UNIQUE, _require(req, "request").uniqueConstraintCols))
+
+    def add_not_null_constraint(self, req: hms.AddNotNullConstraintRequest) -> None:
+        self.catalog.add_constraints(cons.NOT_NULL,
+                                     self._key_cols(cons.NOT_NULL, _require(req, "request").notNullConstraintCols))
+
+    def add_default_constraint(self, req: hms.AddDefaultConstraintRequest) -> None:
+        self.catalog.add_constraints(cons.DEFAULT,
+                                     self._key_cols(cons.DEFAULT, _require(req, "request").defaultConstraintCols))
+
+    def add_check_constraint(self, req: hms.AddCheckConstraintRequest) -> None:
+        self.catalog.add_constraints(cons.CHECK,
+                                     self._key_cols(cons.CHECK, _require(req, "request").checkConstraintCols))
+
+    def _constraints(self, kind: int, db: str | None, table: str | None) -> list[Any]:
+        return [cons.to_thrift(k) for k in self.catalog.get_constraints(kind, _db(db), table or "")]
+
+    def get_primary_keys(self, request: hms.PrimaryKeysRequest) -> hms.PrimaryKeysResponse:
+        req = _require(request, "request")
+        return hms.PrimaryKeysResponse(primaryKeys=self._constraints(cons.PRIMARY_KEY, req.db_name, req.tbl_name))
+
+    def get_foreign_keys(self, request: hms.ForeignKeysRequest) -> hms.ForeignKeysResponse:
+        req = _require(request, "request")
+        keys = self.catalog.get_foreign_keys(_db(req.parent_db_name) if req.parent_db_name else None,
+                                             req.parent_tbl_name, _db(req.foreign_db_name) if req.foreign_db_name
+                                             else None, req.foreign_tbl_name)
+        return hms.ForeignKeysResponse(foreignKeys=[cons.to_thrift(k) for k in keys])
+
+    def get_unique_constraints(self, request: hms.UniqueConstraintsRequest) -> hms.UniqueConstraintsResponse:
+        req = _require(request, "request")
+        return hms.UniqueConstraintsResponse(uniqueConstraints=self._constraints(cons.UNIQUE, req.db_name,
+                                                                                 req.tbl_name))
+
+    def get_not_null_constraints(self, request: hms.NotNullConstraintsRequest) -> hms.NotNullConstraintsResponse:
+        req = _require(request, "request")
+        return hms.NotNullConstraintsResponse(notNullConstraints=self._constraints(cons.NOT_NULL, req.db_name,
+                                                                                   req.tbl_name))
+
+    def get_default_constraints(self, request: hms.DefaultConstraintsRequest) -> hms.DefaultConstraintsResponse:
+        req = _require(request, "request")
+        return hms.DefaultConstraintsResponse(defaultConstraints=self._constraints(cons.DEFAULT, req.db_name,
+                                                                                   req.tbl_name))
+
+    def get_check_constraints(self, request: hms.CheckConstraintsRequest) -> hms.CheckConstraintsResponse:
+        req = _require(request, "request")
+        return hms.CheckConstraintsResponse(checkConstraints=self._constraints(cons.CHECK, req.db_name,
+                                                                               req.tbl_name))
+
+    def get_all_table_constraints(self, request: hms.AllTableConstraintsRequest) -> hms.AllTableConstraintsResponse:
+        req = _require(request, "request")
+        found = {kind: [cons.to_thrift(k) for k in ks]
+                 for kind, ks in self.catalog.get_all_constraints(_db(req.dbName), req.tblName or "").items()}
+        return hms.AllTableConstraintsResponse(allTableConstraints=hms.SQLAllTableConstraints(
+            primaryKeys=found[cons.PRIMARY_KEY], foreignKeys=found[cons.FOREIGN_KEY],
+            uniqueConstraints=found[cons.UNIQUE], notNullConstraints=found[cons.NOT_NULL],
+            defaultConstraints=found[cons.DEFAULT], checkConstraints=found[cons.CHECK]))
 
     # ---- functions ----------------------------------------------------------------------------------
 

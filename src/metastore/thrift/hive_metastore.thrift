@@ -672,6 +672,213 @@ struct FireEventResponse {
   1: list<i64> eventIds
 }
 
+// ---- constraints (issue 21): Hive's KEY_CONSTRAINTS as Hive's clients send and read them. Hive 2.3 has the
+// primary and foreign keys (without catName); Hive 3 added catName, the unique and not-null constraints and the
+// Hive 3.1/4 default and check constraints. Field ids and types as Hive's IDL has them.
+struct SQLPrimaryKey {
+  1: string table_db,
+  2: string table_name,
+  3: string column_name,
+  4: i32 key_seq,
+  5: string pk_name,
+  6: bool enable_cstr,
+  7: bool validate_cstr,
+  8: bool rely_cstr,
+  9: string catName
+}
+
+struct SQLForeignKey {
+  1: string pktable_db,
+  2: string pktable_name,
+  3: string pkcolumn_name,
+  4: string fktable_db,
+  5: string fktable_name,
+  6: string fkcolumn_name,
+  7: i32 key_seq,
+  8: i32 update_rule,
+  9: i32 delete_rule,
+  10: string fk_name,
+  11: string pk_name,
+  12: bool enable_cstr,
+  13: bool validate_cstr,
+  14: bool rely_cstr,
+  15: string catName
+}
+
+struct SQLUniqueConstraint {
+  1: string catName,
+  2: string table_db,
+  3: string table_name,
+  4: string column_name,
+  5: i32 key_seq,
+  6: string uk_name,
+  7: bool enable_cstr,
+  8: bool validate_cstr,
+  9: bool rely_cstr
+}
+
+struct SQLNotNullConstraint {
+  1: string catName,
+  2: string table_db,
+  3: string table_name,
+  4: string column_name,
+  5: string nn_name,
+  6: bool enable_cstr,
+  7: bool validate_cstr,
+  8: bool rely_cstr
+}
+
+struct SQLDefaultConstraint {
+  1: string catName,
+  2: string table_db,
+  3: string table_name,
+  4: string column_name,
+  5: string default_value,
+  6: string dc_name,
+  7: bool enable_cstr,
+  8: bool validate_cstr,
+  9: bool rely_cstr
+}
+
+struct SQLCheckConstraint {
+  1: string catName,
+  2: string table_db,
+  3: string table_name,
+  4: string column_name,
+  5: string check_expression,
+  6: string dc_name,
+  7: bool enable_cstr,
+  8: bool validate_cstr,
+  9: bool rely_cstr
+}
+
+struct SQLAllTableConstraints {
+  1: list<SQLPrimaryKey> primaryKeys,
+  2: list<SQLForeignKey> foreignKeys,
+  3: list<SQLUniqueConstraint> uniqueConstraints,
+  4: list<SQLNotNullConstraint> notNullConstraints,
+  5: list<SQLDefaultConstraint> defaultConstraints,
+  6: list<SQLCheckConstraint> checkConstraints
+}
+
+struct PrimaryKeysRequest {
+  1: required string db_name,
+  2: required string tbl_name,
+  3: string catName,
+  4: string validWriteIdList,
+  5: i64 tableId = -1
+}
+
+struct PrimaryKeysResponse {
+  1: required list<SQLPrimaryKey> primaryKeys
+}
+
+struct ForeignKeysRequest {
+  1: string parent_db_name,
+  2: string parent_tbl_name,
+  3: string foreign_db_name,
+  4: string foreign_tbl_name,
+  5: string catName,
+  6: string validWriteIdList,
+  7: i64 tableId = -1
+}
+
+struct ForeignKeysResponse {
+  1: required list<SQLForeignKey> foreignKeys
+}
+
+struct UniqueConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: string validWriteIdList,
+  5: i64 tableId = -1
+}
+
+struct UniqueConstraintsResponse {
+  1: required list<SQLUniqueConstraint> uniqueConstraints
+}
+
+struct NotNullConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: string validWriteIdList,
+  5: i64 tableId = -1
+}
+
+struct NotNullConstraintsResponse {
+  1: required list<SQLNotNullConstraint> notNullConstraints
+}
+
+struct DefaultConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: string validWriteIdList,
+  5: i64 tableId = -1
+}
+
+struct DefaultConstraintsResponse {
+  1: required list<SQLDefaultConstraint> defaultConstraints
+}
+
+struct CheckConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: string validWriteIdList,
+  5: i64 tableId = -1
+}
+
+struct CheckConstraintsResponse {
+  1: required list<SQLCheckConstraint> checkConstraints
+}
+
+struct AllTableConstraintsRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: required string catName,
+  4: string validWriteIdList,
+  5: i64 tableId = -1
+}
+
+struct AllTableConstraintsResponse {
+  1: required SQLAllTableConstraints allTableConstraints
+}
+
+struct DropConstraintRequest {
+  1: required string dbname,
+  2: required string tablename,
+  3: required string constraintname,
+  4: string catName
+}
+
+struct AddPrimaryKeyRequest {
+  1: required list<SQLPrimaryKey> primaryKeyCols
+}
+
+struct AddForeignKeyRequest {
+  1: required list<SQLForeignKey> foreignKeyCols
+}
+
+struct AddUniqueConstraintRequest {
+  1: required list<SQLUniqueConstraint> uniqueConstraintCols
+}
+
+struct AddNotNullConstraintRequest {
+  1: required list<SQLNotNullConstraint> notNullConstraintCols
+}
+
+struct AddDefaultConstraintRequest {
+  1: required list<SQLDefaultConstraint> defaultConstraintCols
+}
+
+struct AddCheckConstraintRequest {
+  1: required list<SQLCheckConstraint> checkConstraintCols
+}
+// ---- end of the constraints' structs
+
 // Roles and privileges (Hive's authorization calls); PrincipalType: USER=1, ROLE=2, GROUP=3; HiveObjectType:
 // GLOBAL=1, DATABASE=2, TABLE=3, PARTITION=4, COLUMN=5; GrantRevokeType: GRANT=1, REVOKE=2
 struct HiveObjectRef {
@@ -973,6 +1180,23 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   list<FieldSchema> get_schema_with_environment_context(1: string db_name, 2: string table_name, 3: EnvironmentContext environment_context) throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3),
   void create_table(1: Table tbl) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4),
   void create_table_with_environment_context(1: Table tbl, 2: EnvironmentContext environment_context) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4),
+  // constraints (issue 21; catalog/constraints.py)
+  void create_table_with_constraints(1: Table tbl, 2: list<SQLPrimaryKey> primaryKeys, 3: list<SQLForeignKey> foreignKeys, 4: list<SQLUniqueConstraint> uniqueConstraints, 5: list<SQLNotNullConstraint> notNullConstraints, 6: list<SQLDefaultConstraint> defaultConstraints, 7: list<SQLCheckConstraint> checkConstraints) throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3, 4: NoSuchObjectException o4),
+  void drop_constraint(1: DropConstraintRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o3),
+  void add_primary_key(1: AddPrimaryKeyRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  void add_foreign_key(1: AddForeignKeyRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  void add_unique_constraint(1: AddUniqueConstraintRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  void add_not_null_constraint(1: AddNotNullConstraintRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  void add_default_constraint(1: AddDefaultConstraintRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  void add_check_constraint(1: AddCheckConstraintRequest req) throws (1: NoSuchObjectException o1, 2: MetaException o2),
+  PrimaryKeysResponse get_primary_keys(1: PrimaryKeysRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  ForeignKeysResponse get_foreign_keys(1: ForeignKeysRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  UniqueConstraintsResponse get_unique_constraints(1: UniqueConstraintsRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  NotNullConstraintsResponse get_not_null_constraints(1: NotNullConstraintsRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  DefaultConstraintsResponse get_default_constraints(1: DefaultConstraintsRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  CheckConstraintsResponse get_check_constraints(1: CheckConstraintsRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  AllTableConstraintsResponse get_all_table_constraints(1: AllTableConstraintsRequest request) throws (1: MetaException o1, 2: NoSuchObjectException o2),
+  // ---- end of the constraints' methods
   void drop_table(1: string dbname, 2: string name, 3: bool deleteData) throws (1: NoSuchObjectException o1, 2: MetaException o3),
   void drop_table_with_environment_context(1: string dbname, 2: string name, 3: bool deleteData, 4: EnvironmentContext environment_context) throws (1: NoSuchObjectException o1, 2: MetaException o3),
   list<string> get_tables(1: string db_name, 2: string pattern) throws (1: MetaException o1),

@@ -786,6 +786,237 @@ class FireEventResponse(_Struct):
     def __init__(self, eventIds: list[int] | None = None) -> None: ...
 
 
+class SQLPrimaryKey(_Struct):
+    table_db: str
+    table_name: str
+    column_name: str
+    key_seq: int
+    pk_name: str
+    enable_cstr: bool
+    validate_cstr: bool
+    rely_cstr: bool
+    catName: str
+    def __init__(self, table_db: str | None = None, table_name: str | None = None, column_name: str | None = None, key_seq: int | None = None, pk_name: str | None = None, enable_cstr: bool | None = None, validate_cstr: bool | None = None, rely_cstr: bool | None = None, catName: str | None = None) -> None: ...
+
+
+class SQLForeignKey(_Struct):
+    pktable_db: str
+    pktable_name: str
+    pkcolumn_name: str
+    fktable_db: str
+    fktable_name: str
+    fkcolumn_name: str
+    key_seq: int
+    update_rule: int
+    delete_rule: int
+    fk_name: str
+    pk_name: str
+    enable_cstr: bool
+    validate_cstr: bool
+    rely_cstr: bool
+    catName: str
+    def __init__(self, pktable_db: str | None = None, pktable_name: str | None = None, pkcolumn_name: str | None = None, fktable_db: str | None = None, fktable_name: str | None = None, fkcolumn_name: str | None = None, key_seq: int | None = None, update_rule: int | None = None, delete_rule: int | None = None, fk_name: str | None = None, pk_name: str | None = None, enable_cstr: bool | None = None, validate_cstr: bool | None = None, rely_cstr: bool | None = None, catName: str | None = None) -> None: ...
+
+
+class SQLUniqueConstraint(_Struct):
+    catName: str
+    table_db: str
+    table_name: str
+    column_name: str
+    key_seq: int
+    uk_name: str
+    enable_cstr: bool
+    validate_cstr: bool
+    rely_cstr: bool
+    def __init__(self, catName: str | None = None, table_db: str | None = None, table_name: str | None = None, column_name: str | None = None, key_seq: int | None = None, uk_name: str | None = None, enable_cstr: bool | None = None, validate_cstr: bool | None = None, rely_cstr: bool | None = None) -> None: ...
+
+
+class SQLNotNullConstraint(_Struct):
+    catName: str
+    table_db: str
+    table_name: str
+    column_name: str
+    nn_name: str
+    enable_cstr: bool
+    validate_cstr: bool
+    rely_cstr: bool
+    def __init__(self, catName: str | None = None, table_db: str | None = None, table_name: str | None = None, column_name: str | None = None, nn_name: str | None = None, enable_cstr: bool | None = None, validate_cstr: bool | None = None, rely_cstr: bool | None = None) -> None: ...
+
+
+class SQLDefaultConstraint(_Struct):
+    catName: str
+    table_db: str
+    table_name: str
+    column_name: str
+    default_value: str
+    dc_name: str
+    enable_cstr: bool
+    validate_cstr: bool
+    rely_cstr: bool
+    def __init__(self, catName: str | None = None, table_db: str | None = None, table_name: str | None = None, column_name: str | None = None, default_value: str | None = None, dc_name: str | None = None, enable_cstr: bool | None = None, validate_cstr: bool | None = None, rely_cstr: bool | None = None) -> None: ...
+
+
+class SQLCheckConstraint(_Struct):
+    catName: str
+    table_db: str
+    table_name: str
+    column_name: str
+    check_expression: str
+    dc_name: str
+    enable_cstr: bool
+    validate_cstr: bool
+    rely_cstr: bool
+    def __init__(self, catName: str | None = None, table_db: str | None = None, table_name: str | None = None, column_name: str | None = None, check_expression: str | None = None, dc_name: str | None = None, enable_cstr: bool | None = None, validate_cstr: bool | None = None, rely_cstr: bool | None = None) -> None: ...
+
+
+class SQLAllTableConstraints(_Struct):
+    primaryKeys: list[SQLPrimaryKey]
+    foreignKeys: list[SQLForeignKey]
+    uniqueConstraints: list[SQLUniqueConstraint]
+    notNullConstraints: list[SQLNotNullConstraint]
+    defaultConstraints: list[SQLDefaultConstraint]
+    checkConstraints: list[SQLCheckConstraint]
+    def __init__(self, primaryKeys: list[SQLPrimaryKey] | None = None, foreignKeys: list[SQLForeignKey] | None = None, uniqueConstraints: list[SQLUniqueConstraint] | None = None, notNullConstraints: list[SQLNotNullConstraint] | None = None, defaultConstraints: list[SQLDefaultConstraint] | None = None, checkConstraints: list[SQLCheckConstraint] | None = None) -> None: ...
+
+
+class PrimaryKeysRequest(_Struct):
+    db_name: str
+    tbl_name: str
+    catName: str
+    validWriteIdList: str
+    tableId: int
+    def __init__(self, db_name: str | None = None, tbl_name: str | None = None, catName: str | None = None, validWriteIdList: str | None = None, tableId: int | None = None) -> None: ...
+
+
+class PrimaryKeysResponse(_Struct):
+    primaryKeys: list[SQLPrimaryKey]
+    def __init__(self, primaryKeys: list[SQLPrimaryKey] | None = None) -> None: ...
+
+
+class ForeignKeysRequest(_Struct):
+    parent_db_name: str
+    parent_tbl_name: str
+    foreign_db_name: str
+    foreign_tbl_name: str
+    catName: str
+    validWriteIdList: str
+    tableId: int
+    def __init__(self, parent_db_name: str | None = None, parent_tbl_name: str | None = None, foreign_db_name: str | None = None, foreign_tbl_name: str | None = None, catName: str | None = None, validWriteIdList: str | None = None, tableId: int | None = None) -> None: ...
+
+
+class ForeignKeysResponse(_Struct):
+    foreignKeys: list[SQLForeignKey]
+    def __init__(self, foreignKeys: list[SQLForeignKey] | None = None) -> None: ...
+
+
+class UniqueConstraintsRequest(_Struct):
+    catName: str
+    db_name: str
+    tbl_name: str
+    validWriteIdList: str
+    tableId: int
+    def __init__(self, catName: str | None = None, db_name: str | None = None, tbl_name: str | None = None, validWriteIdList: str | None = None, tableId: int | None = None) -> None: ...
+
+
+class UniqueConstraintsResponse(_Struct):
+    uniqueConstraints: list[SQLUniqueConstraint]
+    def __init__(self, uniqueConstraints: list[SQLUniqueConstraint] | None = None) -> None: ...
+
+
+class NotNullConstraintsRequest(_Struct):
+    catName: str
+    db_name: str
+    tbl_name: str
+    validWriteIdList: str
+    tableId: int
+    def __init__(self, catName: str | None = None, db_name: str | None = None, tbl_name: str | None = None, validWriteIdList: str | None = None, tableId: int | None = None) -> None: ...
+
+
+class NotNullConstraintsResponse(_Struct):
+    notNullConstraints: list[SQLNotNullConstraint]
+    def __init__(self, notNullConstraints: list[SQLNotNullConstraint] | None = None) -> None: ...
+
+
+class DefaultConstraintsRequest(_Struct):
+    catName: str
+    db_name: str
+    tbl_name: str
+    validWriteIdList: str
+    tableId: int
+    def __init__(self, catName: str | None = None, db_name: str | None = None, tbl_name: str | None = None, validWriteIdList: str | None = None, tableId: int | None = None) -> None: ...
+
+
+class DefaultConstraintsResponse(_Struct):
+    defaultConstraints: list[SQLDefaultConstraint]
+    def __init__(self, defaultConstraints: list[SQLDefaultConstraint] | None = None) -> None: ...
+
+
+class CheckConstraintsRequest(_Struct):
+    catName: str
+    db_name: str
+    tbl_name: str
+    validWriteIdList: str
+    tableId: int
+    def __init__(self, catName: str | None = None, db_name: str | None = None, tbl_name: str | None = None, validWriteIdList: str | None = None, tableId: int | None = None) -> None: ...
+
+
+class CheckConstraintsResponse(_Struct):
+    checkConstraints: list[SQLCheckConstraint]
+    def __init__(self, checkConstraints: list[SQLCheckConstraint] | None = None) -> None: ...
+
+
+class AllTableConstraintsRequest(_Struct):
+    dbName: str
+    tblName: str
+    catName: str
+    validWriteIdList: str
+    tableId: int
+    def __init__(self, dbName: str | None = None, tblName: str | None = None, catName: str | None = None, validWriteIdList: str | None = None, tableId: int | None = None) -> None: ...
+
+
+class AllTableConstraintsResponse(_Struct):
+    allTableConstraints: SQLAllTableConstraints
+    def __init__(self, allTableConstraints: SQLAllTableConstraints | None = None) -> None: ...
+
+
+class DropConstraintRequest(_Struct):
+    dbname: str
+    tablename: str
+    constraintname: str
+    catName: str
+    def __init__(self, dbname: str | None = None, tablename: str | None = None, constraintname: str | None = None, catName: str | None = None) -> None: ...
+
+
+class AddPrimaryKeyRequest(_Struct):
+    primaryKeyCols: list[SQLPrimaryKey]
+    def __init__(self, primaryKeyCols: list[SQLPrimaryKey] | None = None) -> None: ...
+
+
+class AddForeignKeyRequest(_Struct):
+    foreignKeyCols: list[SQLForeignKey]
+    def __init__(self, foreignKeyCols: list[SQLForeignKey] | None = None) -> None: ...
+
+
+class AddUniqueConstraintRequest(_Struct):
+    uniqueConstraintCols: list[SQLUniqueConstraint]
+    def __init__(self, uniqueConstraintCols: list[SQLUniqueConstraint] | None = None) -> None: ...
+
+
+class AddNotNullConstraintRequest(_Struct):
+    notNullConstraintCols: list[SQLNotNullConstraint]
+    def __init__(self, notNullConstraintCols: list[SQLNotNullConstraint] | None = None) -> None: ...
+
+
+class AddDefaultConstraintRequest(_Struct):
+    defaultConstraintCols: list[SQLDefaultConstraint]
+    def __init__(self, defaultConstraintCols: list[SQLDefaultConstraint] | None = None) -> None: ...
+
+
+class AddCheckConstraintRequest(_Struct):
+    checkConstraintCols: list[SQLCheckConstraint]
+    def __init__(self, checkConstraintCols: list[SQLCheckConstraint] | None = None) -> None: ...
+
+
 class HiveObjectRef(_Struct):
     objectType: int
     dbName: str
@@ -1159,6 +1390,36 @@ class _ThriftHiveMetastoreService(ModuleType):
     create_table_result: type[_Struct]
     create_table_with_environment_context_args: type[_Struct]
     create_table_with_environment_context_result: type[_Struct]
+    create_table_with_constraints_args: type[_Struct]
+    create_table_with_constraints_result: type[_Struct]
+    drop_constraint_args: type[_Struct]
+    drop_constraint_result: type[_Struct]
+    add_primary_key_args: type[_Struct]
+    add_primary_key_result: type[_Struct]
+    add_foreign_key_args: type[_Struct]
+    add_foreign_key_result: type[_Struct]
+    add_unique_constraint_args: type[_Struct]
+    add_unique_constraint_result: type[_Struct]
+    add_not_null_constraint_args: type[_Struct]
+    add_not_null_constraint_result: type[_Struct]
+    add_default_constraint_args: type[_Struct]
+    add_default_constraint_result: type[_Struct]
+    add_check_constraint_args: type[_Struct]
+    add_check_constraint_result: type[_Struct]
+    get_primary_keys_args: type[_Struct]
+    get_primary_keys_result: type[_Struct]
+    get_foreign_keys_args: type[_Struct]
+    get_foreign_keys_result: type[_Struct]
+    get_unique_constraints_args: type[_Struct]
+    get_unique_constraints_result: type[_Struct]
+    get_not_null_constraints_args: type[_Struct]
+    get_not_null_constraints_result: type[_Struct]
+    get_default_constraints_args: type[_Struct]
+    get_default_constraints_result: type[_Struct]
+    get_check_constraints_args: type[_Struct]
+    get_check_constraints_result: type[_Struct]
+    get_all_table_constraints_args: type[_Struct]
+    get_all_table_constraints_result: type[_Struct]
     drop_table_args: type[_Struct]
     drop_table_result: type[_Struct]
     drop_table_with_environment_context_args: type[_Struct]
@@ -1420,6 +1681,21 @@ class ThriftHiveMetastoreIface(Protocol):
     def get_schema_with_environment_context(self, db_name: str, table_name: str, environment_context: EnvironmentContext) -> list[FieldSchema]: ...
     def create_table(self, tbl: Table) -> None: ...
     def create_table_with_environment_context(self, tbl: Table, environment_context: EnvironmentContext) -> None: ...
+    def create_table_with_constraints(self, tbl: Table, primaryKeys: list[SQLPrimaryKey], foreignKeys: list[SQLForeignKey], uniqueConstraints: list[SQLUniqueConstraint], notNullConstraints: list[SQLNotNullConstraint], defaultConstraints: list[SQLDefaultConstraint], checkConstraints: list[SQLCheckConstraint]) -> None: ...
+    def drop_constraint(self, req: DropConstraintRequest) -> None: ...
+    def add_primary_key(self, req: AddPrimaryKeyRequest) -> None: ...
+    def add_foreign_key(self, req: AddForeignKeyRequest) -> None: ...
+    def add_unique_constraint(self, req: AddUniqueConstraintRequest) -> None: ...
+    def add_not_null_constraint(self, req: AddNotNullConstraintRequest) -> None: ...
+    def add_default_constraint(self, req: AddDefaultConstraintRequest) -> None: ...
+    def add_check_constraint(self, req: AddCheckConstraintRequest) -> None: ...
+    def get_primary_keys(self, request: PrimaryKeysRequest) -> PrimaryKeysResponse: ...
+    def get_foreign_keys(self, request: ForeignKeysRequest) -> ForeignKeysResponse: ...
+    def get_unique_constraints(self, request: UniqueConstraintsRequest) -> UniqueConstraintsResponse: ...
+    def get_not_null_constraints(self, request: NotNullConstraintsRequest) -> NotNullConstraintsResponse: ...
+    def get_default_constraints(self, request: DefaultConstraintsRequest) -> DefaultConstraintsResponse: ...
+    def get_check_constraints(self, request: CheckConstraintsRequest) -> CheckConstraintsResponse: ...
+    def get_all_table_constraints(self, request: AllTableConstraintsRequest) -> AllTableConstraintsResponse: ...
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None: ...
     def drop_table_with_environment_context(self, dbname: str, name: str, deleteData: bool, environment_context: EnvironmentContext) -> None: ...
     def get_tables(self, db_name: str, pattern: str) -> list[str]: ...
