@@ -64,6 +64,9 @@ def test_rest_calls_are_logged_with_their_operation(audited: tuple[Server, Path]
     rest = [e for e in lines(log) if e["front"] == "rest"]
     assert [e["method"] for e in rest][-2:] == ["listNamespaces", "loadNamespaceMetadata"]
     assert rest[-2]["result"] == "ok" and rest[-1]["result"] == "RestError"
+    # no authentication on the REST front: the server's own rights, and the client's address
+    assert all(str(e["address"]).startswith("127.0.0.1:") for e in rest[-2:]), rest[-2:]
+    assert rest[-1]["principal"] == "metastore" and rest[-1]["auth"] == "internal", rest[-1]
 
 
 def test_an_unwritable_audit_log_stops_the_server(tmp_path: Path) -> None:

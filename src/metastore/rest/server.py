@@ -26,6 +26,7 @@ NotAuthenticated 401, whatever rest_auth is.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import re
@@ -302,11 +303,12 @@ class _Handler(BoundedHandler):
 
     def _authenticate(self, method: str) -> tuple[identity.Principal | None, NotAuthorizedException | None]:
         """With OAuth2: the request's principal, or the refusal of a request without a valid token (its
-        principal "anonymous"). Without: no principal (as before)."""
-        if self.auth is None:
-            return None, None
+        principal "anonymous"). Without: the server's own rights (as before), with the client's address when
+        there is an audit log (which named no address for any REST call)."""
         host, port = self.client_address[:2]
         address = f"{host}:{port}"
+        if self.auth is None:
+            return (dataclasses.replace(identity.SERVER, address=address) if self.audit is not None else None), None
         anonymous = identity.Principal("anonymous", address=address)
         if self._operation(method) in PUBLIC:
             return anonymous, None
