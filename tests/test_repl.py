@@ -7,12 +7,15 @@ tables, partitions, functions and data files as the source (locations compared r
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
+import importlib
 import json
 import os
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from metastore.thrift.client import MetastoreClient
 from conftest import ROOT, Server, make_database, unique
 
 LOCAL = ["--with", "metastore.repl.copy.engine=local"]
+repl_load = importlib.import_module("metastore.repl.load")  # the module (metastore.repl.load is also a function)
 
 
 def two_servers(backend: str, tmp: Path) -> Iterator[tuple[Server, Server]]:
@@ -362,6 +366,77 @@ def test_table_named_functions_and_functions_both_replicate(pair: tuple[Server, 
     cycle(src, tgt, db, tdb, root)  # bootstrap
     snap = assert_same(src, tgt, db, tdb)
     assert set(snap["tables"]) == {"_functions", "plain"} and set(snap["functions"]) == {"f1"}, snap
+
+
+@pytest.mark.parametrize("bound", ["count", "bytes"])
+def test_incremental_load_holds_a_bounded_number_of_messages(pair: tuple[Server, Server], tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch, bound: str) -> None:
+    """An incremental load streams its dump: the location check keeps at most CACHED decoded messages, of at
+    most CACHED_BYTES of dumped text, the load reads the others again one by one and holds a run of like events
+    at most (RUN), whatever the dump's size. (The bounds lowered so that a dump of 40 events is "large": the
+    count or the bytes to 5 events.)"""
+    src, tgt = pair
+    db, tdb, root = unique("big"), unique("bigr"), tmp_path / "staging"
+    with MetastoreClient(src.uri) as ms:
+        ms.create_database(hms.Database(name=db, parameters={}))
+        ms.create_table(table(db, "parts", ("p",)))
+    cycle(src, tgt, db, tdb, root)  # bootstrap
+    with MetastoreClient(src.uri) as ms:
+        for i in range(20):
+            ms.create_table(table(db, f"t{i}"))
+        for i in range(20):
+            add_parts(ms, db, "parts", str(i))  # one ADD_PARTITION event each: runs of RUN events
+    repl("dump", db, "--with", f"hive.repl.rootdir={root}", "--metastore", src.uri)
+
+    if bound == "count":  # (raising=False: the test fails on its asserts, not here, against a version without)
+        monkeypatch.setattr(repl_load, "CACHED", 5, raising=False)
+    else:
+        first5 = [p for _, p in Staging(str(root), db).dumps()[-1].event_dirs()][:5]
+        monkeypatch.setattr(repl_load, "CACHED_BYTES", sum(os.path.getsize(Path(p) / "_metadata") for p in first5),
+                            raising=False)
+    monkeypatch.setattr(repl_load, "RUN", 3, raising=False)
+    refs: list[weakref.ref[Any]] = []  # to every message decoded (messages are unhashable: no WeakSet)
+
+    def live() -> int:
+        """How many decoded messages are still reachable (garbage cycles collected first: a traceback caught
+        in the client holds the frame of an _apply for a while)."""
+        gc.collect()
+        return sum(r() is not None for r in refs)
+
+    read, check = repl_load._read_event, repl_load.Loader._check_locations
+    apply, apply_run = repl_load.Loader._apply, repl_load.Loader._apply_run
+    reads, seen = [0], {"checked": 0, "applying": 0}
+
+    def counted_read(path: str) -> Any:
+        m = read(path)
+        refs.append(weakref.ref(m))
+        reads[0] += 1
+        return m
+
+    def counted_check(self: Any) -> None:
+        check(self)
+        seen["checked"] = live()
+
+    def counted_apply(self: Any, m: Any) -> None:
+        seen["applying"] = max(seen["applying"], live())
+        apply(self, m)
+
+    def counted_apply_run(self: Any, group: list[Any]) -> None:
+        seen["applying"] = max(seen["applying"], live())
+        seen["runs"] = seen.get("runs", 0) + 1
+        apply_run(self, group)
+
+    monkeypatch.setattr(repl_load, "_read_event", counted_read)
+    monkeypatch.setattr(repl_load.Loader, "_check_locations", counted_check)
+    monkeypatch.setattr(repl_load.Loader, "_apply", counted_apply)
+    monkeypatch.setattr(repl_load.Loader, "_apply_run", counted_apply_run)
+    [result] = repl_load.load(tgt.uri, db, tdb, str(root), {"metastore.repl.copy.engine": "local"})
+    assert result.events == 40 and result.skipped_events == 0, result.describe()
+    assert seen["checked"] <= 5, seen  # the rest were dropped once checked
+    assert seen["applying"] <= 5 + 2 * 3 + 1, seen  # the cache left, two runs, one being read
+    assert seen["runs"] == 7, seen  # 20 ADD_PARTITION events in runs of at most 3
+    assert reads[0] == 40 + 35, reads  # every event read by the check; all but the 5 kept read again
+    assert_same(src, tgt, db, tdb)
 
 
 def _many_changes(ms: MetastoreClient, db: str, n: int, tag: str) -> None:

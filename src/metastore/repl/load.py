@@ -23,6 +23,7 @@ import dataclasses
 import logging
 import os
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..core.errors import EventsMissing
@@ -76,6 +77,12 @@ CHECKPOINT = 200
 NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
 PROGRESS = "_load_progress"  # in the dump: the last event applied by an unfinished load
 _MALFORMED = (ValueError, KeyError, TypeError, AttributeError, ReplError)
+# An incremental load holds a bounded number of decoded messages, whatever the dump's size: the location check
+# keeps the first ones for the load (at most CACHED of them, of at most CACHED_BYTES of dumped text), which reads
+# and decodes the rest again one by one; a run of like events (_runs) holds at most RUN.
+CACHED = 1000
+CACHED_BYTES = 16 << 20
+RUN = 1000
 
 
 @dataclasses.dataclass
@@ -168,20 +175,22 @@ def _run_key(m: Message) -> tuple[str, str] | None:
     return (m.event_type, (m.table or "").lower())
 
 
-def _runs(events: list[_Event], limit: int = 1000) -> list[list[_Event]]:
-    """Events in runs: consecutive ADD_PARTITION, or ALTER_PARTITION without a rename, of one table (up to
-    `limit` events) go together; every other event alone. Applying a run sets each partition to its last
-    state in the run, as applying its events one by one would."""
-    out: list[list[_Event]] = []
+def _runs(events: Iterable[_Event], limit: int | None = None) -> Iterator[list[_Event]]:
+    """Events in runs, as they come: consecutive ADD_PARTITION, or ALTER_PARTITION without a rename, of one
+    table (up to `limit` events, RUN by default) go together; every other event alone. Applying a run sets each
+    partition to its last state in the run, as applying its events one by one would."""
+    most = RUN if limit is None else limit
+    run: list[_Event] = []
     key: tuple[str, str] | None = None
     for e in events:
         k = _run_key(e[2])
-        if k is not None and k == key and len(out[-1]) < limit:
-            out[-1].append(e)
-        else:
-            out.append([e])
+        if run and not (k is not None and k == key and len(run) < most):
+            yield run
+            run = []
+        run.append(e)
         key = k
-    return out
+    if run:
+        yield run
 
 
 class Loader:
@@ -199,7 +208,10 @@ class Loader:
         self.touched: dict[str, set[tuple[str, ...]] | None] = {}  # table -> partitions (None: all of it)
         self.resuming = False
         self.tables: set[str] = set()  # target tables known to exist (fewer lookups per event)
-        self.checked: dict[str, Message] = {}  # event directory -> its message, read by _check_locations
+        # event directory -> its message, read by _check_locations: the first CACHED events' only
+        self.checked: dict[str, Message] = {}
+        self.checked_bytes = 0  # the size of their dumped files
+        self.malformed: str | None = None  # the first malformed event of an incremental dump, found before writes
 
     # ---- the run ----------------------------------------------------------------------------------------
 
@@ -338,7 +350,9 @@ class Loader:
     def _check_locations(self) -> None:
         """Every location the dump holds, checked before the first write (check_dumped): a dump that would plant,
         copy or delete files outside the target database's directory is refused with nothing applied. (A malformed
-        file is left to the load, which reports it where it reads it.)"""
+        file is left to the load, which reports it: a bootstrap where it reads the table, an incremental load
+        before it applies its first event.) An incremental dump's events are read one at a time: the tables they
+        touch are noted (data to copy), and the first messages kept for the load (CACHED, CACHED_BYTES)."""
         src = self.source_db.locationUri
         check_dumped(src, False, src, "database")
 
@@ -390,11 +404,22 @@ class Loader:
                     parts += [p for p in (m.before, m.after) if p is not None]
                 for part in parts:
                     sd(part.sd, managed, f"partition {part.values} (event {event_id})")
-                self.checked[path] = m  # _incremental applies it without reading and decoding it again
+                if self.malformed is None:
+                    self._touch_only(m)  # every event of the dump, applied now or before a crash
+                    _run_key(m)
+                if len(self.checked) < CACHED:
+                    size = os.path.getsize(os.path.join(path, "_metadata"))
+                    if self.checked_bytes + size <= CACHED_BYTES:
+                        self.checked[path] = m  # _incremental applies it without reading and decoding it again
+                        self.checked_bytes += size
             except LocationRefused:
                 raise
-            except _MALFORMED:
-                continue  # malformed: the load reports it where it applies the event, as before
+            except _MALFORMED as e:
+                # malformed: the load reports the first one before it applies any event, as before
+                if self.malformed is None:
+                    self.malformed = str(e) if isinstance(e, ReplError) else \
+                        f"event {event_id} in {path} is malformed: {type(e).__name__}: {e}"
+                continue
 
     # ---- bootstrap ------------------------------------------------------------------------------------------
 
@@ -431,27 +456,37 @@ class Loader:
 
     # ---- incremental ------------------------------------------------------------------------------------------
 
+    def _pending(self, last: int) -> Iterator[_Event]:
+        """The dump's events after `last`, one at a time: kept by _check_locations, or read again."""
+        for event_id, path in self.dump.event_dirs():
+            m = self.checked.pop(path, None)
+            if event_id <= last:
+                self.result.skipped_events += 1
+                continue
+            if m is None:
+                try:
+                    m = _read_event(path)
+                except _BAD as e:
+                    raise ReplError(f"event {event_id} in {path} is malformed: {type(e).__name__}: {e}") from None
+            yield event_id, path, m
+
     def _incremental(self, last: int) -> None:
+        """Apply the events after `last` (or after the dump's own progress, resuming), streaming: the tables
+        to copy were noted by _check_locations, which also found any malformed event."""
+        if self.malformed is not None:
+            raise ReplError(self.malformed)
         progress = self.dump.file(PROGRESS)
         if self.resuming and os.path.exists(progress):
             last = max(last, int(read_json(progress)["eventId"]))
-        todo: list[_Event] = []
-        for event_id, path in self.dump.event_dirs():
-            try:
-                m = self.checked.pop(path, None) or _read_event(path)
-                self._touch_only(m)
-            except _BAD as e:
-                raise ReplError(f"event {event_id} in {path} is malformed: {type(e).__name__}: {e}") from None
-            if event_id <= last:
-                self.result.skipped_events += 1
-            else:
-                todo.append((event_id, path, m))
         applied_since = 0
-        try:
-            runs = _runs(todo)
-        except _BAD as e:
-            raise ReplError(f"an event in {self.dump.path} is malformed: {type(e).__name__}: {e}") from None
-        for group in runs:
+        runs = _runs(self._pending(last))
+        while True:
+            try:
+                group = next(runs, None)
+            except _BAD as e:
+                raise ReplError(f"an event in {self.dump.path} is malformed: {type(e).__name__}: {e}") from None
+            if group is None:
+                break
             event_id, path = group[-1][0], group[-1][1]
             try:
                 if len(group) == 1:
