@@ -99,6 +99,11 @@ QUICK = Params(server_warmup_s=1.0, warmup_s=0.3, window_s=1.0, windows=3, clien
                pair_windows=3, partitions=2_000, batch=200, wire_reps=3, filter_reps=5, budget_s=15.0)
 
 
+# the statistics calls: the first STATS_PARTS partitions of the partitioned table, these columns of COLS
+STATS_PARTS = 100
+STATS_COLS = [("id", "bigint"), ("name", "string"), ("amount", "decimal(12,2)")]
+
+
 @dataclass(frozen=True)
 class Row:
     id: str
@@ -117,6 +122,16 @@ def rows_for(p: Params) -> list[Row]:
         Row("add_partitions", f"add_partitions, {n} in batches of {p.batch:,} (total)", "s", "lower"),
         Row("get_partitions", f"get_partitions, {n} partitions (wire, median)", "ms", "lower"),
         Row("get_partitions_by_filter", f"get_partitions_by_filter, 1% ({one} of {n}) (wire, median)", "ms",
+            "lower"),
+        Row("set_aggr_stats_for", f"set_aggr_stats_for, {STATS_PARTS} partitions x {len(STATS_COLS)} columns "
+            "(one call, median)", "ms", "lower"),
+        Row("update_partition_column_statistics", f"update_partition_column_statistics, {len(STATS_COLS)} columns "
+            "(median)", "ms", "lower"),
+        Row("get_aggr_stats_for", f"get_aggr_stats_for, {STATS_PARTS} partitions x {len(STATS_COLS)} columns "
+            "(median)", "ms", "lower"),
+        Row("get_partitions_statistics_req", f"get_partitions_statistics_req, {STATS_PARTS} partitions x "
+            f"{len(STATS_COLS)} columns (median)", "ms", "lower"),
+        Row("get_table_statistics_req", f"get_table_statistics_req, {len(STATS_COLS)} columns (median)", "ms",
             "lower"),
         Row("rss", f"server memory (RSS; PSS summed over worker processes) after the {n}-partition run", "MiB",
             "lower"),
@@ -256,6 +271,78 @@ def table(db: str, name: str, partitioned: bool = True) -> Any:
 def days() -> list[str]:
     start = date(2024, 1, 1)
     return [(start + timedelta(days=i)).isoformat() for i in range(100)]
+
+
+def column_stats(db: str, tbl: str, part: str | None, k: int) -> Any:
+    """Statistics of STATS_COLS as ANALYZE ... FOR COLUMNS writes them, varied by k."""
+    from hive_metastore.ttypes import (
+        ColumnStatistics,
+        ColumnStatisticsData,
+        ColumnStatisticsDesc,
+        ColumnStatisticsObj,
+        Decimal,
+        DecimalColumnStatsData,
+        LongColumnStatsData,
+        StringColumnStatsData,
+    )
+
+    def dec(n: int) -> Any:
+        return Decimal(unscaled=n.to_bytes(8, "big", signed=True), scale=2)
+
+    objs = [ColumnStatisticsObj("id", "bigint", ColumnStatisticsData(longStats=LongColumnStatsData(
+                lowValue=k, highValue=1000 * k + 7, numNulls=k % 3, numDVs=100 + k))),
+            ColumnStatisticsObj("name", "string", ColumnStatisticsData(stringStats=StringColumnStatsData(
+                maxColLen=20 + k % 7, avgColLen=8.5 + k % 3, numNulls=k % 5, numDVs=50 + k))),
+            ColumnStatisticsObj("amount", "decimal(12,2)", ColumnStatisticsData(decimalStats=DecimalColumnStatsData(
+                lowValue=dec(-k), highValue=dec(100 * k + 99), numNulls=0, numDVs=10 + k)))]
+    desc = ColumnStatisticsDesc(isTblLevel=part is None, dbName=db, tableName=tbl, partName=part,
+                                lastAnalyzed=1_700_000_000)
+    return ColumnStatistics(statsDesc=desc, statsObj=objs, engine="hive")
+
+
+def stats_calls(port: int, db: str, tbl: str, p: Params) -> dict[str, Any]:
+    """The column-statistics calls on STATS_PARTS partitions of `tbl` and on the table t_get, each repeated (the
+    median): set_aggr_stats_for of every partition in one call, update_partition_column_statistics of one,
+    get_aggr_stats_for, get_partitions_statistics_req and get_table_statistics_req. Hive's own aggregate-stats
+    cache answers the repeated get_aggr_stats_for, as it does for a repeated query."""
+    from hive_metastore.ttypes import PartitionsStatsRequest, SetPartitionsStatsRequest, TableStatsRequest
+
+    names = [f"ds={x.values[0]}/hr={x.values[1]}" for x in partitions(db, tbl, p.partitions)[:STATS_PARTS]]
+    cols = [n for n, _ in STATS_COLS]
+    reps = max(3, p.wire_reps)
+    out: dict[str, Any] = {"partitions": len(names), "columns": len(cols)}
+    c = Client(port)
+
+    def timed(key: str, fn: Callable[[int], Any], n: int) -> None:
+        fn(0)  # warm-up
+        times = []
+        for i in range(1, n + 1):
+            t0 = time.perf_counter()
+            fn(i)
+            times.append((time.perf_counter() - t0) * 1000)
+        out[key] = {"median_ms": statistics.median(times), "times_ms": times}
+
+    try:
+        c.update_table_column_statistics(column_stats(db, "t_get", None, 1))
+        timed("set_aggr_stats_for", lambda i: c.set_aggr_stats_for(SetPartitionsStatsRequest(
+            colStats=[column_stats(db, tbl, n, i + k) for k, n in enumerate(names)], needMerge=False,
+            engine="hive")), reps)
+        timed("update_partition_column_statistics",
+              lambda i: c.update_partition_column_statistics(column_stats(db, tbl, names[i % len(names)], i)),
+              max(reps, 20))
+        req = PartitionsStatsRequest(dbName=db, tblName=tbl, colNames=cols, partNames=names, engine="hive")
+        timed("get_aggr_stats_for", lambda i: c.get_aggr_stats_for(req), max(reps, 20))
+        got = c.get_aggr_stats_for(req)
+        if got.partsFound != len(names) or len(got.colStats) != len(cols):
+            raise RuntimeError(f"get_aggr_stats_for: {got.partsFound} partitions, {len(got.colStats)} columns")
+        timed("get_partitions_statistics_req", lambda i: c.get_partitions_statistics_req(req), max(reps, 20))
+        if len(c.get_partitions_statistics_req(req).partStats) != len(names):
+            raise RuntimeError("get_partitions_statistics_req: not every partition's statistics")
+        treq = TableStatsRequest(dbName=db, tblName="t_get", colNames=cols, engine="hive")
+        timed("get_table_statistics_req", lambda i: c.get_table_statistics_req(treq), max(reps, 50))
+    finally:
+        c.close()
+    return out
 
 
 def partitions(db: str, tbl: str, n: int) -> list[Any]:
@@ -661,6 +748,8 @@ def run_target(target: Any, p: Params) -> dict[str, Any]:
     step("get_partitions_by_filter", f'get_partitions_by_filter ds = "{day}"',
          lambda: wire_benchmark(target.port, "get_partitions_by_filter", (db, "t_parts", f'ds = "{day}"', -1),
                                 max(1, p.partitions // 100), p.filter_reps, p.budget_s))
+    step("stats", f"column statistics calls on {STATS_PARTS} partitions",
+         lambda: stats_calls(target.port, db, "t_parts", p))
     res["rss"] = rss_mib(target.pid)
     res["load_after"] = os.getloadavg()
     res["database"] = db
@@ -692,7 +781,12 @@ def values(res: dict[str, Any]) -> dict[str, float]:
             "add_partitions": res["add_partitions"]["total_s"],
             "get_partitions": res["get_partitions"]["median_ms"],
             "get_partitions_by_filter": res["get_partitions_by_filter"]["median_ms"],
+            **{k: res["stats"][k]["median_ms"] for k in STATS_ROWS if k in res.get("stats", {})},
             "rss": res["rss"]["rss_mib"]}
+
+
+STATS_ROWS = ("set_aggr_stats_for", "update_partition_column_statistics", "get_aggr_stats_for",
+              "get_partitions_statistics_req", "get_table_statistics_req")
 
 
 # -------------------------------------------------------------------------------------------- reporting

@@ -11,7 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = ["get_table_1", "get_table_1_p50", "get_table_8", "create_drop", "add_partitions", "get_partitions",
-        "get_partitions_by_filter", "rss"]
+        "get_partitions_by_filter", "set_aggr_stats_for", "update_partition_column_statistics", "get_aggr_stats_for",
+        "get_partitions_statistics_req", "get_table_statistics_req", "rss"]
 
 
 @pytest.mark.slow
