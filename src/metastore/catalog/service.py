@@ -1209,6 +1209,10 @@ class Catalog(ConstraintOps):
                 gone.add(col)
         if gone and params is not None:
             _unmark_columns_accurate(params, gone)
+        elif gone and owner == "PART_ID":
+            part = {COLUMN_STATS_ACCURATE: tx.partition_param(owner_id, COLUMN_STATS_ACCURATE) or ""}
+            _unmark_columns_accurate(part, gone)
+            tx.set_partition_param(owner_id, COLUMN_STATS_ACCURATE, part[COLUMN_STATS_ACCURATE])
 
     # ---- DML events ---------------------------------------------------------------------------------
 
