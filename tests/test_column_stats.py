@@ -305,6 +305,16 @@ def script(c: MetastoreClient, db: str) -> dict[str, Any]:
     run("alt recreated stats", "get_table_statistics_req",
         hms.TableStatsRequest(dbName=db, tblName="alt2", colNames=NAMES, engine="hive"))
     run("part drop", "drop_partition", db, "p", ["3"], True)
+    c.create_table(_table(db, "cas", ("ds",)))
+    _parts(c, db, "cas", 2)
+    for k in (1, 2):
+        c.forward("update_partition_column_statistics", stats(db, "cas", every_kind(k), f"ds={k}"))
+    t = c.get_table(db, "cas")
+    t.sd.cols = [hms.FieldSchema(name=n, type="bigint" if n == "i" else ty, comment=None)
+                 for n, ty in COLS if n != "ts"]
+    run("cascade alter", "alter_table_with_cascade", db, "cas", t, True)
+    run("cascade stats", "get_partitions_statistics_req", preq(db, "cas", NAMES, ["ds=1", "ds=2"]))
+    run.accurate("cascade params", "get_partition", db, "cas", ["1"])
     _add = c.get_partition(db, "p", ["4"])
     _add.values, _add.sd.location = ["3"], None
     c.add_partition(_add)
@@ -342,7 +352,8 @@ def _labels() -> list[str]:
         "get column without stats", "get missing column", "update wrong kind", "wrong kind read",
         "merge wrong kind", "events of stats calls",
         "alt update", "alt alter types", "alt stats after", "alt params after", "alt rename",
-        "alt renamed stats", "alt drop", "alt recreated stats", "part drop", "part recreated stats",
+        "alt renamed stats", "alt drop", "alt recreated stats", "part drop", "cascade alter", "cascade stats",
+        "cascade params", "part recreated stats",
     ]
 
 
