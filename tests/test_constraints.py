@@ -243,6 +243,7 @@ def test_deliberate_differences(our_run: dict[str, Any]) -> None:
     assert ours["fk to no key"][0] == "MetaException"
     assert "no corresponding primary key or unique key" in ours["fk to no key"][1]
     assert ours["fks after fk to no key"] == ("ok", [])
+    assert [(x["fk_name"], x["pktable_name"]) for x in ours["fks to child"][1]] == [("<db>_other_fk", "child")]
     assert ours["drop unknown"] == ("NoSuchObjectException", "The constraint: nope does not exist for the "
                                                              "associated table: <db>.other")
 
