@@ -64,7 +64,7 @@ _OPERATIONS = {
     "rename_partition": "ALTERTABLE_RENAMEPART", "update_column_statistics": "ANALYZE_TABLE",
     "delete_column_statistics": "ANALYZE_TABLE", "fire_insert_event": "QUERY", "create_function": "CREATEFUNCTION",
     "drop_function": "DROPFUNCTION", "alter_function": "CREATEFUNCTION", "lock": "LOCKTABLE",
-    "truncate_table": "TRUNCATETABLE",
+    "truncate_table": "TRUNCATETABLE", "compact": "ALTERTABLE_COMPACT",
 }
 
 
@@ -445,11 +445,17 @@ RULES: dict[str, tuple[_Rule, _Post | None]] = {
 }
 # plumbing, not operations: the store's transactions and connections
 EXEMPT = frozenset({"connection_scope", "transaction"})
-LOCK_RULES: dict[str, tuple[_Rule, _Post | None]] = {"lock": (_lock_rule, None),
-                                                     "show_locks": (_open, _filter_locks)}
-# the lock manager's other calls act on a lock or transaction id the caller holds (as Hive, unchecked)
+LOCK_RULES: dict[str, tuple[_Rule, _Post | None]] = {
+    "lock": (_lock_rule, None),
+    "show_locks": (_open, _filter_locks),
+    # a compaction request is the table owner's (Hive's SQL standard authorization: ALTERTABLE_COMPACT)
+    "compact": (lambda c, a: c.table_ownership(a["db"], a["table"]), None),
+}
+# the lock manager's other calls act on a lock or transaction id the caller holds, or list transactions and
+# compaction requests (as Hive, unchecked)
 LOCK_OPEN = frozenset({"release_gone_holders", "check_lock", "unlock", "heartbeat", "open_txns",
-                       "abort_txn", "commit_txn", "get_open_txns", "transaction", "add_dynamic_partitions"})
+                       "abort_txn", "commit_txn", "get_open_txns", "transaction", "add_dynamic_partitions",
+                       "get_open_txns_info", "show_compactions"})
 
 
 def _renamed(a: dict[str, Any]) -> bool:

@@ -31,6 +31,7 @@ locks it meets, not their product.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
@@ -42,8 +43,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..core.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
-from ..store.locks import LockQueries, LockRow, TxnRow
+from ..core.errors import MetaError, NoSuchLock, NoSuchObject, NoSuchTxn, TxnAborted, TxnOpen
+from ..store.locks import CompactionRow, LockQueries, LockRow, TxnRow
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -64,6 +65,10 @@ _COMPATIBLE = {("r", "r"), ("r", "w"), ("w", "r"), ("r", "x"), ("x", "r")}
 DEFAULT_TIMEOUT = 300.0
 MAX_OPEN_BATCH = 1000  # Hive's hive.txn.max.open.batch (settings.txn_max_open_batch)
 MAX_OPEN_TXNS = 100_000  # Hive's hive.max.open.txns
+MAX_COMPACTION_PROPERTIES = 2048  # characters of a compaction request's properties (Hive's CQ_TBLPROPERTIES column)
+MAX_COMPACTIONS_SHOWN = 100_000
+COMPACTION_STATES = {"i": "initiated", "w": "working", "r": "ready for cleaning", "f": "failed", "s": "succeeded",
+                     "a": "attempted"}  # Hive's letters and the names SHOW COMPACTIONS prints
 MAX_LOCK_COMPONENTS = 100_000  # one lock request's components (Hive locks a partition per component)
 PURGE_INTERVAL = 60.0  # seconds: a process forgets ended transactions at most this often (and once a timeout)
 TOO_MANY_TXNS = "Maximum allowed number of open transactions has been reached. See hive.max.open.txns."
@@ -477,6 +482,39 @@ class Locks:
         opened = [r.id for r in rows if r.state == "o"]
         return OpenTxns(hwm, ids, min(opened) if opened else None, [r.id for r in rows if r.state == "a"])
 
+    def get_open_txns_info(self) -> tuple[int, list[TxnRow]]:
+        """SHOW TRANSACTIONS: the high-water mark and the open and aborted transactions up to it, as Hive's
+        getOpenTxnsInfo lists them."""
+        with self._session() as (q, _):
+            hwm = q.txn_high_water_mark()
+            rows = q.txns(["o", "a"])
+        return hwm, [r for r in rows if r.id <= hwm]
+
+    def compact(self, db: str, table: str, partition: str | None, major: bool, run_as: str | None = None,
+                properties: dict[str, str] | None = None) -> tuple[int, str, bool]:
+        """Record a compaction request, as Hive's TxnHandler.compact: (its id, its state, True), or, when one for
+        the same table or partition is initiated or working already, (that one's id, its state, False). No
+        compactor runs here: a request stays initiated (SHOW COMPACTIONS lists it)."""
+        props = json.dumps(properties, sort_keys=True) if properties else None
+        if props is not None and len(props) > MAX_COMPACTION_PROPERTIES:
+            raise MetaError(f"compaction properties longer than {MAX_COMPACTION_PROPERTIES} characters")
+        with self.catalog.transaction() as tx:
+            if tx.table_ref(db, table) is None:
+                raise NoSuchObject(f"{db}.{table} table not found")
+            q = tx.lock_queries()
+            pending = q.pending_compaction(db, table, partition)
+            if pending is not None:
+                return pending.id, COMPACTION_STATES.get(pending.state, pending.state), False
+            cid = q.next_compaction_id()
+            q.insert_compaction({"CQ_ID": cid, "CQ_DATABASE": db, "CQ_TABLE": table, "CQ_PARTITION": partition,
+                                 "CQ_STATE": "i", "CQ_TYPE": "a" if major else "i", "CQ_TBLPROPERTIES": props,
+                                 "CQ_RUN_AS": (run_as or None) and run_as[:128]})
+            return cid, COMPACTION_STATES["i"], True
+
+    def show_compactions(self) -> list[CompactionRow]:
+        """SHOW COMPACTIONS: every recorded request, oldest first."""
+        with self.catalog.transaction() as tx:
+            return tx.lock_queries().compactions(MAX_COMPACTIONS_SHOWN)
 
     def add_dynamic_partitions(self, txnid: int) -> None:
         """Hive's add_dynamic_partitions records, for its compactor, the partitions a transaction's dynamic-partition

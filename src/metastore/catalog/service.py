@@ -44,7 +44,7 @@ from ..core.names import (
     valid_name,
 )
 from ..store.store import Store, TableRef, Tx
-from . import colstats
+from . import acid, colstats
 from .authz import Authorizer
 from .constraints import ConstraintOps
 from .locations import LocationPolicy, Occupant, is_under, lexical_path, overlap, resolve, spellings
@@ -345,6 +345,7 @@ class Catalog(ConstraintOps):
         t.tableType = t.tableType or MANAGED_TABLE
         if t.parameters.get("EXTERNAL", "").upper() == "TRUE":
             t.tableType = EXTERNAL_TABLE
+        acid.check(t, t.tableType == EXTERNAL_TABLE)
         if t.tableType != VIRTUAL_VIEW and t.sd.location:
             t.sd = replace(t.sd, location=self._resolve(t.sd.location, "table location"))
         now = _now()
@@ -457,6 +458,7 @@ class Catalog(ConstraintOps):
             if found is None:
                 raise InvalidOperation(f"{db}.{name} table not found")
             old, ref = found
+            acid.check(new, (new.tableType or old.tableType) == EXTERNAL_TABLE, old)
             expected_key = env.get("expected_parameter_key")
             if expected_key is not None and old.parameters.get(expected_key) != env.get("expected_parameter_value"):
                 raise TableModified(f"The table has been modified. The parameter value for key '{expected_key}' is "
@@ -592,6 +594,7 @@ class Catalog(ConstraintOps):
             table_loc = t.sd.location
             locations = [table_loc] + [loc for _, _, loc in parts if loc and not _under(loc, table_loc)]
         tx.delete_table(ref, parts)
+        tx.lock_queries().delete_compactions(t.dbName, t.tableName)  # its compaction requests go with it, as Hive's
         self._event(tx, EventType.DROP_TABLE, t.dbName, t.tableName, self.msg.drop_table(t))
         return locations
 

@@ -14,13 +14,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from thriftpy2.thrift import TApplicationException, TException
 
 from .. import __version__
 from ..catalog.audit import AuditLog
-from ..catalog.locks import Component, aborted_bits
+from ..catalog.locks import COMPACTION_STATES, Component, aborted_bits
 from ..catalog.service import Catalog
 from ..config import hidden_keys, parse_duration, redact, secret_key
 from ..core import constraints as cons
@@ -43,6 +43,7 @@ from .convert import (
     to_thrift,
 )
 from .tokens import DelegationTokenCalls
+from .wire_shapes import OpenTxnsEveryShape
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +202,9 @@ def _max(n: int | None) -> int:
 
 
 _GRANT, _REVOKE = 1, 2  # Hive's GrantRevokeType
+_MINOR, _MAJOR = 1, 2  # Hive's CompactionType
+_TXN_ABORTED, _TXN_OPEN = 2, 3  # Hive's TxnState (1 is committed)
+_TXN_STATES = {"a": _TXN_ABORTED, "o": _TXN_OPEN}
 _MAX_GRANTS = 1000  # privileges in one grant or revoke call
 
 
@@ -1209,8 +1213,36 @@ class Handler(DelegationTokenCalls):
 
     def get_open_txns(self) -> hms.GetOpenTxnsResponse:
         o = self.catalog.locks.get_open_txns()
-        return hms.GetOpenTxnsResponse(txn_high_water_mark=o.high_water_mark, open_txns=o.open_txns,
-                                       min_open_txn=o.min_open_txn, abortedBits=aborted_bits(o.open_txns, o.aborted))
+        # in Hive 2.3's shape and Hive 3's at once: nothing in the call tells which client asks (wire_shapes.py)
+        return cast(hms.GetOpenTxnsResponse, OpenTxnsEveryShape(
+            o.high_water_mark, o.open_txns, o.min_open_txn, aborted_bits(o.open_txns, o.aborted)))
+
+    def get_open_txns_info(self) -> hms.GetOpenTxnsInfoResponse:
+        hwm, rows = self.catalog.locks.get_open_txns_info()
+        return hms.GetOpenTxnsInfoResponse(txn_high_water_mark=hwm, open_txns=[hms.TxnInfo(
+            id=r.id, state=_TXN_STATES.get(r.state, _TXN_OPEN), user=r.user, hostname=r.host,
+            agentInfo=r.agent_info or "Unknown", startedTime=r.started, lastHeartbeatTime=r.last_heartbeat)
+            for r in rows])
+
+    def compact(self, rqst: hms.CompactionRequest) -> None:
+        self.compact2(rqst)
+
+    def compact2(self, rqst: hms.CompactionRequest) -> hms.CompactionResponse:
+        rqst = _require(rqst, "rqst")
+        kind = _require(rqst.type, "type")
+        if kind not in (_MINOR, _MAJOR):
+            raise E.MetaError(f"Unexpected compaction type {kind}")
+        cid, state, accepted = self.catalog.locks.compact(
+            _db(_require(rqst.dbname, "dbname")).lower(), _require(rqst.tablename, "tablename").lower(),
+            rqst.partitionname or None, kind == _MAJOR, rqst.runas, dict(rqst.properties or {}))
+        return hms.CompactionResponse(id=cid, state=state, accepted=accepted)
+
+    def show_compact(self, rqst: hms.ShowCompactRequest) -> hms.ShowCompactResponse:
+        return hms.ShowCompactResponse(compacts=[hms.ShowCompactResponseElement(
+            dbname=c.db, tablename=c.table, partitionname=c.partition, type=_MAJOR if c.type == "a" else _MINOR,
+            state=COMPACTION_STATES.get(c.state, c.state), workerid=c.worker_id, start=c.start, runAs=c.run_as,
+            hightestTxnId=c.highest_txn_id, hadoopJobId=c.hadoop_job_id or "None", id=c.id)
+            for c in self.catalog.locks.show_compactions()])
 
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ from . import schema as s
 
 L = s.hive_locks.c
 T = s.txns.c
+C = s.compaction_queue.c
 
 
 @dataclass
@@ -51,6 +52,26 @@ def _lock(r: Any) -> LockRow:
     return LockRow(int(r.HL_LOCK_EXT_ID), int(r.HL_LOCK_INT_ID), int(r.HL_TXNID or 0), r.HL_DB, r.HL_TABLE,
                    r.HL_PARTITION, r.HL_LOCK_STATE, r.HL_LOCK_TYPE, int(r.HL_LAST_HEARTBEAT), r.HL_ACQUIRED_AT,
                    r.HL_USER, r.HL_HOST, int(r.HL_HEARTBEAT_COUNT or 0), r.HL_AGENT_INFO)
+
+
+@dataclass
+class CompactionRow:
+    id: int
+    db: str
+    table: str
+    partition: str | None
+    state: str  # Hive's letters: 'i' initiated, 'w' working, 'r' ready for cleaning
+    type: str  # 'a' major, 'i' minor
+    worker_id: str | None
+    start: int | None
+    run_as: str | None
+    highest_txn_id: int | None
+    hadoop_job_id: str | None
+
+
+def _compaction(r: Any) -> CompactionRow:
+    return CompactionRow(int(r.CQ_ID), r.CQ_DATABASE, r.CQ_TABLE, r.CQ_PARTITION, r.CQ_STATE, r.CQ_TYPE,
+                         r.CQ_WORKER_ID, r.CQ_START, r.CQ_RUN_AS, r.CQ_HIGHEST_TXN_ID, r.CQ_HADOOP_JOB_ID)
 
 
 def _txn(r: Any) -> TxnRow:
@@ -175,3 +196,30 @@ class LockQueries:
         transaction without components, of no further use to readers; until then get_open_txns lists it."""
         return int(self.conn.execute(s.txns.delete().where(
             T.TXN_STATE.in_(["c", "a"]), T.TXN_LAST_HEARTBEAT < ended_before)).rowcount or 0)
+
+    # ---- compaction requests --------------------------------------------------------------------------
+
+    def next_compaction_id(self) -> int:
+        return self._next(s.next_compaction_queue_id, "NCQ_NEXT", 1)
+
+    def pending_compaction(self, db: str, table: str, partition: str | None) -> CompactionRow | None:
+        """The request for this table or partition that is initiated or being worked on, if any."""
+        q = sa.select(s.compaction_queue).where(C.CQ_DATABASE == db, C.CQ_TABLE == table,
+                                                C.CQ_STATE.in_(["i", "w"]))
+        q = q.where(C.CQ_PARTITION.is_(None) if partition is None else C.CQ_PARTITION == partition)
+        r = self.conn.execute(q.order_by(C.CQ_ID)).first()
+        return _compaction(r) if r is not None else None
+
+    def insert_compaction(self, row: dict[str, Any]) -> None:
+        self.conn.execute(s.compaction_queue.insert(), [row])
+
+    def compactions(self, limit: int) -> list[CompactionRow]:
+        q = sa.select(s.compaction_queue).order_by(C.CQ_ID).limit(limit)
+        return [_compaction(r) for r in self.conn.execute(q)]
+
+    def delete_compactions(self, db: str, table: str | None = None) -> int:
+        """Forget the requests of a dropped table (or of every table of a dropped database)."""
+        q = s.compaction_queue.delete().where(C.CQ_DATABASE == db)
+        if table is not None:
+            q = q.where(C.CQ_TABLE == table)
+        return self.conn.execute(q).rowcount

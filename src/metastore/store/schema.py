@@ -306,6 +306,30 @@ next_txn_id = sa.Table(
     sa.Column("NTXN_NEXT", sa.BigInteger(), primary_key=True, autoincrement=False),
     **_MYSQL,
 )
+# Compaction requests (Hive's COMPACTION_QUEUE): ALTER TABLE ... COMPACT records one, SHOW COMPACTIONS lists them.
+# No compactor runs here, so a request stays 'i' (initiated). CQ_TYPE: Hive's letters, 'a' major, 'i' minor.
+compaction_queue = sa.Table(
+    "COMPACTION_QUEUE", metadata,
+    sa.Column("CQ_ID", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("CQ_DATABASE", sa.String(128), nullable=False),
+    sa.Column("CQ_TABLE", sa.String(256), nullable=False),
+    sa.Column("CQ_PARTITION", sa.String(767)),
+    sa.Column("CQ_STATE", sa.String(1), nullable=False),
+    sa.Column("CQ_TYPE", sa.String(1), nullable=False),
+    sa.Column("CQ_TBLPROPERTIES", sa.String(2048)),
+    sa.Column("CQ_WORKER_ID", sa.String(128)),
+    sa.Column("CQ_START", sa.BigInteger()),
+    sa.Column("CQ_RUN_AS", sa.String(128)),
+    sa.Column("CQ_HIGHEST_TXN_ID", sa.BigInteger()),
+    sa.Column("CQ_HADOOP_JOB_ID", sa.String(32)),
+    sa.Index("IX_COMPACTION_QUEUE_TABLE", "CQ_DATABASE", "CQ_TABLE"),
+    **_MYSQL,
+)
+next_compaction_queue_id = sa.Table(
+    "NEXT_COMPACTION_QUEUE_ID", metadata,
+    sa.Column("NCQ_NEXT", sa.BigInteger(), primary_key=True, autoincrement=False),
+    **_MYSQL,
+)
 
 # Scheduled queries (Hive 4's SCHEDULED_QUERIES and SCHEDULED_EXECUTIONS) and replication metrics
 # (REPLICATION_METRICS): the replication policies that `metastore serve` runs, one execution at a time per

@@ -635,11 +635,69 @@ struct CommitTxnRequest {
   7: i32 txn_type
 }
 
+// Hive 3's shape; Hive 2.3 has open_txns as a set and no abortedBits: get_open_txns answers in both (server/wire_shapes.py)
 struct GetOpenTxnsResponse {
   1: required i64 txn_high_water_mark,
   2: required list<i64> open_txns,
   3: i64 min_open_txn,
   4: required binary abortedBits
+}
+
+// SHOW TRANSACTIONS (get_open_txns_info). state: Hive's TxnState (1 committed, 2 aborted, 3 open)
+struct TxnInfo {
+  1: required i64 id,
+  2: required i32 state,
+  3: required string user,
+  4: required string hostname,
+  5: string agentInfo = "Unknown",
+  6: i32 heartbeatCount = 0,
+  7: string metaInfo,
+  8: i64 startedTime,
+  9: i64 lastHeartbeatTime
+}
+
+struct GetOpenTxnsInfoResponse {
+  1: required i64 txn_high_water_mark,
+  2: required list<TxnInfo> open_txns
+}
+
+// ALTER TABLE ... COMPACT and SHOW COMPACTIONS. type: Hive's CompactionType (1 minor, 2 major)
+struct CompactionRequest {
+  1: required string dbname,
+  2: required string tablename,
+  3: string partitionname,
+  4: required i32 type,
+  5: string runas,
+  6: map<string, string> properties
+}
+
+struct CompactionResponse {
+  1: required i64 id,
+  2: required string state,
+  3: required bool accepted
+}
+
+struct ShowCompactRequest {
+}
+
+struct ShowCompactResponseElement {
+  1: required string dbname,
+  2: required string tablename,
+  3: string partitionname,
+  4: required i32 type,
+  5: required string state,
+  6: string workerid,
+  7: i64 start,
+  8: string runAs,
+  9: i64 hightestTxnId,
+  10: string metaInfo,
+  11: i64 endTime,
+  12: string hadoopJobId = "None",
+  13: i64 id
+}
+
+struct ShowCompactResponse {
+  1: required list<ShowCompactResponseElement> compacts
 }
 
 // Insert events (fire_listener_event). Hive 2.3 (Spark's client) and Hive 3+ number InsertEventRequestData
@@ -1273,6 +1331,10 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void abort_txn(1: AbortTxnRequest rqst) throws (1: NoSuchTxnException o1),
   void commit_txn(1: CommitTxnRequest rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2),
   GetOpenTxnsResponse get_open_txns(),
+  GetOpenTxnsInfoResponse get_open_txns_info(),
+  void compact(1: CompactionRequest rqst),
+  CompactionResponse compact2(1: CompactionRequest rqst),
+  ShowCompactResponse show_compact(1: ShowCompactRequest rqst),
   bool create_role(1: Role role) throws (1: MetaException o1),
   bool drop_role(1: string role_name) throws (1: MetaException o1),
   list<string> get_role_names() throws (1: MetaException o1),

@@ -756,6 +756,68 @@ class GetOpenTxnsResponse(_Struct):
     def __init__(self, txn_high_water_mark: int | None = None, open_txns: list[int] | None = None, min_open_txn: int | None = None, abortedBits: bytes | None = None) -> None: ...
 
 
+class TxnInfo(_Struct):
+    id: int
+    state: int
+    user: str
+    hostname: str
+    agentInfo: str
+    heartbeatCount: int
+    metaInfo: str
+    startedTime: int
+    lastHeartbeatTime: int
+    def __init__(self, id: int | None = None, state: int | None = None, user: str | None = None, hostname: str | None = None, agentInfo: str | None = None, heartbeatCount: int | None = None, metaInfo: str | None = None, startedTime: int | None = None, lastHeartbeatTime: int | None = None) -> None: ...
+
+
+class GetOpenTxnsInfoResponse(_Struct):
+    txn_high_water_mark: int
+    open_txns: list[TxnInfo]
+    def __init__(self, txn_high_water_mark: int | None = None, open_txns: list[TxnInfo] | None = None) -> None: ...
+
+
+class CompactionRequest(_Struct):
+    dbname: str
+    tablename: str
+    partitionname: str
+    type: int
+    runas: str
+    properties: dict[str, str]
+    def __init__(self, dbname: str | None = None, tablename: str | None = None, partitionname: str | None = None, type: int | None = None, runas: str | None = None, properties: dict[str, str] | None = None) -> None: ...
+
+
+class CompactionResponse(_Struct):
+    id: int
+    state: str
+    accepted: bool
+    def __init__(self, id: int | None = None, state: str | None = None, accepted: bool | None = None) -> None: ...
+
+
+class ShowCompactRequest(_Struct):
+    def __init__(self) -> None: ...
+
+
+class ShowCompactResponseElement(_Struct):
+    dbname: str
+    tablename: str
+    partitionname: str
+    type: int
+    state: str
+    workerid: str
+    start: int
+    runAs: str
+    hightestTxnId: int
+    metaInfo: str
+    endTime: int
+    hadoopJobId: str
+    id: int
+    def __init__(self, dbname: str | None = None, tablename: str | None = None, partitionname: str | None = None, type: int | None = None, state: str | None = None, workerid: str | None = None, start: int | None = None, runAs: str | None = None, hightestTxnId: int | None = None, metaInfo: str | None = None, endTime: int | None = None, hadoopJobId: str | None = None, id: int | None = None) -> None: ...
+
+
+class ShowCompactResponse(_Struct):
+    compacts: list[ShowCompactResponseElement]
+    def __init__(self, compacts: list[ShowCompactResponseElement] | None = None) -> None: ...
+
+
 class InsertEventRequestData(_Struct):
     filesAdded: list[str]
     filesAddedChecksum: list[str]
@@ -1572,6 +1634,14 @@ class _ThriftHiveMetastoreService(ModuleType):
     commit_txn_result: type[_Struct]
     get_open_txns_args: type[_Struct]
     get_open_txns_result: type[_Struct]
+    get_open_txns_info_args: type[_Struct]
+    get_open_txns_info_result: type[_Struct]
+    compact_args: type[_Struct]
+    compact_result: type[_Struct]
+    compact2_args: type[_Struct]
+    compact2_result: type[_Struct]
+    show_compact_args: type[_Struct]
+    show_compact_result: type[_Struct]
     create_role_args: type[_Struct]
     create_role_result: type[_Struct]
     drop_role_args: type[_Struct]
@@ -1772,6 +1842,10 @@ class ThriftHiveMetastoreIface(Protocol):
     def abort_txn(self, rqst: AbortTxnRequest) -> None: ...
     def commit_txn(self, rqst: CommitTxnRequest) -> None: ...
     def get_open_txns(self) -> GetOpenTxnsResponse: ...
+    def get_open_txns_info(self) -> GetOpenTxnsInfoResponse: ...
+    def compact(self, rqst: CompactionRequest) -> None: ...
+    def compact2(self, rqst: CompactionRequest) -> CompactionResponse: ...
+    def show_compact(self, rqst: ShowCompactRequest) -> ShowCompactResponse: ...
     def create_role(self, role: Role) -> bool: ...
     def drop_role(self, role_name: str) -> bool: ...
     def get_role_names(self) -> list[str]: ...
