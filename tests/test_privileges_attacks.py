@@ -10,17 +10,26 @@ from collections.abc import Iterator
 
 import pytest
 from hive_metastore.ttypes import (
+    ColumnStatistics,
+    ColumnStatisticsData,
+    ColumnStatisticsDesc,
+    ColumnStatisticsObj,
+    CompactionRequest,
+    CompactionType,
     Database,
     GetPrincipalsInRoleRequest,
     GrantRevokePrivilegeRequest,
     LockComponent,
     LockRequest,
+    LongColumnStatsData,
     MetaException,
+    PartitionsStatsRequest,
     Role,
+    SetPartitionsStatsRequest,
     ShowLocksRequest,
     UnlockRequest,
 )
-from test_privileges import DATABASE, DENIED, REVOKE, ROLE, TABLE, USER, As, obj, priv, table
+from test_privileges import DATABASE, DENIED, REVOKE, ROLE, TABLE, USER, As, obj, part, priv, table
 from thrift.Thrift import TApplicationException
 
 from conftest import Database as StoreDb
@@ -224,3 +233,33 @@ def test_role_calls_do_not_tell_whether_a_role_exists(users: dict[str, As]) -> N
     with pytest.raises(MetaException, match="does not exist"):  # an administrator is told
         root.get_principals_in_role(GetPrincipalsInRoleRequest(roleName=unique("no_role")))
     root.drop_role(role)
+
+
+# ---- 8: aggregated statistics and compaction requests are authorized as the table's writes and reads
+
+
+def test_aggregated_statistics_and_compactions_need_the_tables_rights(users: dict[str, As]) -> None:
+    root, bob = users["root"], users["bob"]
+    d = unique("sdb")
+    root.create_database(Database(name=d, description="d", parameters={}))
+    root.create_table(table(d, "t"))
+    root.add_partition(part(d, "t", "x"))
+    desc = ColumnStatisticsDesc(isTblLevel=False, dbName=d, tableName="t", partName="p=x")
+    stats = ColumnStatistics(statsDesc=desc, statsObj=[ColumnStatisticsObj(
+        colName="a", colType="int", statsData=ColumnStatisticsData(longStats=LongColumnStatsData(
+            lowValue=1, highValue=5, numNulls=0, numDVs=5)))])
+    try:
+        denied(bob.set_aggr_stats_for, SetPartitionsStatsRequest(colStats=[stats]))
+        denied(bob.get_aggr_stats_for, PartitionsStatsRequest(dbName=d, tblName="t", colNames=["a"],
+                                                               partNames=["p=x"]))
+        denied(bob.compact2, CompactionRequest(dbname=d, tablename="t", type=CompactionType.MAJOR))
+        root.grant_privileges(priv(obj(TABLE, d, "t"), "bob", USER, "INSERT"))
+        root.grant_privileges(priv(obj(TABLE, d, "t"), "bob", USER, "SELECT"))
+        assert bob.set_aggr_stats_for(SetPartitionsStatsRequest(colStats=[stats]))
+        got = bob.get_aggr_stats_for(PartitionsStatsRequest(dbName=d, tblName="t", colNames=["a"],
+                                                             partNames=["p=x"]))
+        assert got.partsFound == 1 and got.colStats[0].statsData.longStats.highValue == 5
+        denied(bob.compact2, CompactionRequest(dbname=d, tablename="t", type=CompactionType.MAJOR))  # the owner's
+        assert root.compact2(CompactionRequest(dbname=d, tablename="t", type=CompactionType.MAJOR)).accepted
+    finally:
+        root.drop_database(d, True, True)

@@ -62,6 +62,7 @@ _OPERATIONS = {
     "add_partitions": "ALTERTABLE_ADDPARTS", "append_partition": "ALTERTABLE_ADDPARTS",
     "drop_partitions": "ALTERTABLE_DROPPARTS", "alter_partitions": "ALTERPARTITION_PROPERTIES",
     "rename_partition": "ALTERTABLE_RENAMEPART", "update_column_statistics": "ANALYZE_TABLE",
+    "set_aggr_stats": "ANALYZE_TABLE",
     "delete_column_statistics": "ANALYZE_TABLE", "fire_insert_event": "QUERY", "create_function": "CREATEFUNCTION",
     "drop_function": "DROPFUNCTION", "alter_function": "CREATEFUNCTION", "lock": "LOCKTABLE",
     "truncate_table": "TRUNCATETABLE", "compact": "ALTERTABLE_COMPACT",
@@ -272,6 +273,12 @@ def _stats_rule(c: Check, a: dict[str, Any]) -> None:
     c.table(d.dbName, d.tableName, WRITE)
 
 
+def _stats_list_rule(c: Check, a: dict[str, Any]) -> None:
+    """set_aggr_stats_for writes the statistics of each table it names."""
+    for db, table in dict.fromkeys((s.statsDesc.dbName or "", s.statsDesc.tableName or "") for s in a["stats"]):
+        c.table(db, table, WRITE)
+
+
 def _function_rule(db: str, name: str | None) -> _Rule:
     def rule(c: Check, a: dict[str, Any]) -> None:
         dbname = (a[db] if name is not None else a[db].dbName) or ""
@@ -408,6 +415,8 @@ RULES: dict[str, tuple[_Rule, _Post | None]] = {
     "get_foreign_keys": (_foreign_keys_rule, None),
     # statistics and insert events
     "update_column_statistics": (_stats_rule, None),
+    "set_aggr_stats": (_stats_list_rule, None),
+    "get_aggr_stats": (_READ_TABLE, None),
     "get_table_column_statistics": (_READ_TABLE, None),
     "get_partition_column_statistics": (_READ_TABLE, None),
     "delete_column_statistics": (_table_rule(WRITE), None),
