@@ -88,7 +88,7 @@ def _table_of(tx: Tx, db: str, name: str, made: m.Table | None = None) -> _Table
 
 def _generated(parts: Sequence[str], taken: Any) -> str:
     """Hive's generated name: the last part (pk, fk, ...), a hash of all, the time in ms and a counter."""
-    h = c.java_hash("{" + ",".join(parts) + "}") & 0xFFFFFFF
+    h = c.java_hash("{" + ",".join(parts) + "}")  # signed, as Java prints an int
     ms = int(time.time() * 1000)
     for n in range(10):
         name = f"{parts[-1]}_{h}_{ms}_{n}"
