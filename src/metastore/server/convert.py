@@ -23,6 +23,8 @@ _NESTED: dict[type, dict[str, Any]] = {
 # comparing them with the previous object's only costs time; their own nested parts are still shared.
 _NEVER_EQUAL = {(m.Partition, "sd"), (m.Table, "sd")}
 _BOOKKEEPING = {"id", "version"}
+# optional fields Hive's server leaves unset unless true (a Hive client's DESCRIBE EXTENDED prints the set ones)
+_UNSET_UNLESS_TRUE: dict[type, tuple[str, ...]] = {m.Table: ("temporary",)}
 _M = TypeVar("_M")  # a model class
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -115,6 +117,9 @@ def to_thrift(obj: object) -> Any:
         if name in nested and v is not None:
             v = to_thrift(v)
         kwargs[name] = v
+    for name in _UNSET_UNLESS_TRUE.get(cls, ()):
+        if not kwargs[name]:
+            kwargs[name] = None
     return getattr(hms, cls.__name__)(**kwargs)
 
 
