@@ -7,6 +7,7 @@ after the metadata is validated; directories are removed only after the metadata
 
 from __future__ import annotations
 
+import json
 import logging
 import posixpath
 import re
@@ -1591,13 +1592,7 @@ _NO_TABLE = "Specified database/table does not exist : "
 def _unmark_columns_accurate(params: dict[str, str], cols: set[str]) -> None:
     """Hive's removeColumnStatsState: the columns leave COLUMN_STATS_ACCURATE, which is written even when it was
     not there (as `{}`)."""
-    import json
-    try:
-        state = json.loads(params.get(COLUMN_STATS_ACCURATE) or "{}")
-    except ValueError:
-        state = {}
-    if not isinstance(state, dict):
-        state = {}
+    state = _stats_state(params)
     stats = state.get("COLUMN_STATS")
     if isinstance(stats, dict):
         for c in cols:
@@ -1607,20 +1602,22 @@ def _unmark_columns_accurate(params: dict[str, str], cols: set[str]) -> None:
     params[COLUMN_STATS_ACCURATE] = json.dumps(state, separators=(",", ":"))
 
 
-def _mark_columns_accurate(params: dict[str, str], cols: Sequence[str]) -> None:
-    import json
+def _stats_state(params: dict[str, str]) -> dict[str, Any]:
+    """COLUMN_STATS_ACCURATE read as Hive reads it: anything but a JSON object is an empty state."""
     try:
         state = json.loads(params.get(COLUMN_STATS_ACCURATE) or "{}")
     except ValueError:
-        state = {}
-    if not isinstance(state, dict):
-        state = {}
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def _mark_columns_accurate(params: dict[str, str], cols: Sequence[str]) -> None:
+    state = _stats_state(params)
     stats = state.setdefault("COLUMN_STATS", {})
     for c in cols:
         stats[c] = "true"
     state["COLUMN_STATS"] = dict(sorted(stats.items()))  # Hive's is a sorted map
     params[COLUMN_STATS_ACCURATE] = json.dumps(state, separators=(",", ":"))
-
 
 
 # ---- issue 21's small operations: helpers ----------------------------------------------------------------------
@@ -1633,7 +1630,6 @@ _PARAM_KEY = re.compile(re.escape(_FILTER_PARAMS) + r"([A-Za-z0-9_]+)", re.I)
 
 def _truncated_stats(params: dict[str, str]) -> None:
     """Hive's statistics after a truncate: each basic statistic present is 0, accurate; column statistics stale."""
-    import json
     for k in _BASIC_STATS:
         if k in params:
             params[k] = "0"
