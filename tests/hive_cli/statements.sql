@@ -174,10 +174,17 @@ SET hive.txn.manager=org.apache.hadoop.hive.ql.lockmgr.DbTxnManager;
 CREATE TABLE acid_text (id INT) STORED AS TEXTFILE TBLPROPERTIES ('transactional'='true');
 CREATE TABLE acid_t (id INT, v STRING) CLUSTERED BY (id) INTO 2 BUCKETS STORED AS ORC TBLPROPERTIES ('transactional'='true');
 DESCRIBE FORMATTED acid_t;
+INSERT INTO acid_t VALUES (1, 'a'), (2, 'b'), (3, 'c');
+UPDATE acid_t SET v = 'z' WHERE id = 1;
+DELETE FROM acid_t WHERE id = 2;
+SELECT * FROM acid_t ORDER BY id;
 SHOW TRANSACTIONS;
 SHOW LOCKS;
 ALTER TABLE acid_t COMPACT 'major';
+ALTER TABLE acid_t COMPACT 'minor';
 SHOW COMPACTIONS;
+-- @error
+ALTER TABLE acid_t COMPACT 'sideways';
 SET hive.txn.manager=org.apache.hadoop.hive.ql.lockmgr.DummyTxnManager;
 SET hive.support.concurrency=false;
 -- dropping
