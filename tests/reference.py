@@ -10,13 +10,17 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
-from conftest import ROOT, _unavailable, free_port
+from conftest import ROOT, Client, _unavailable, free_port, unique
+
+_R = TypeVar("_R")
 
 SCRIPTS = ROOT.parent / "shared" / "reference-hms"
 
@@ -57,3 +61,88 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reference]:
         yield ref
     finally:
         stop_reference(workdir)
+
+
+@contextmanager
+def connected(port: int) -> Iterator[Client]:
+    """conftest's Apache Thrift client on `port`, closed after."""
+    c = Client(port)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def made_on_both(ports: tuple[int, int], prefix: str, make: Callable[[Client, str], None]
+                 ) -> Iterator[tuple[int, int, str]]:
+    """For a module fixture: (our port, the reference's port, a fresh database that `make(client, db)` filled on
+    both), the database dropped on both after."""
+    db = unique(prefix)
+    for port in ports:
+        with connected(port) as c:
+            make(c, db)
+    yield ports[0], ports[1], db
+    for port in ports:
+        with connected(port) as c:
+            c.drop_database(db, True, True)
+
+
+def scripted(port: int, prefix: str, script: Callable[[Any, str], _R]) -> Iterator[_R]:
+    """For a module fixture: what `script(client, db)` recorded, run once through the typed client on `port` in a
+    fresh database named after `prefix`."""
+    from metastore.thrift.client import MetastoreClient
+
+    with MetastoreClient(f"thrift://127.0.0.1:{port}") as c:
+        yield script(c, unique(prefix))
+
+
+class Steps:
+    """Records each step's outcome on one server (`outcome(call)`: the answer or the error, in the form two servers'
+    are compared), keyed by the step's label."""
+
+    def __init__(self, c: Any, outcome: Callable[[Callable[[], Any]], Any]) -> None:
+        self.c, self.outcome = c, outcome
+        self.steps: dict[str, Any] = {}
+
+    def __call__(self, label: str, fn: str, *args: Any) -> Any:
+        assert label not in self.steps, label
+        self.steps[label] = self.outcome(lambda: self.c.forward(fn, *args))
+        return self.steps[label]
+
+
+def run_fixtures(prefix: str, script: Callable[[Any, str], _R]) -> tuple[Any, Any]:
+    """The module fixtures (reference_run, our_run): `script(client, db)` run once on the reference and once on
+    our server, each in a fresh database (a test module assigns both, and imports the `reference` fixture)."""
+
+    @pytest.fixture(scope="module")
+    def reference_run(reference: Reference) -> Iterator[_R]:
+        yield from scripted(reference.port, prefix, script)
+
+    @pytest.fixture(scope="module")
+    def our_run(server: Any) -> Iterator[_R]:
+        yield from scripted(server.port, prefix, script)
+
+    return reference_run, our_run
+
+
+def struct_fields(v: Any, skip: Collection[str] = ()) -> Iterator[tuple[str, Any]]:
+    """The fields of a Thrift struct that are set, in field order, those named in `skip` left out (to compare two
+    servers' answers field by field)."""
+    for spec in v.thrift_spec.values():
+        name = spec[1]
+        x = getattr(v, name)
+        if name not in skip and x is not None:
+            yield name, x
+
+
+def text_storage(cols: list[tuple[str, str]]) -> Any:
+    """A text table's storage descriptor with these (name, type) columns, as the typed client's struct."""
+    from metastore.thrift import hms
+
+    return hms.StorageDescriptor(cols=[hms.FieldSchema(name=n, type=t, comment=None) for n, t in cols],
+                                 location=None, inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+                                 outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+                                 compressed=False, numBuckets=-1, bucketCols=[], sortCols=[], parameters={},
+                                 serdeInfo=hms.SerDeInfo(
+                                     serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+                                     parameters={}))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -27,12 +27,10 @@ import pytest
 from metastore.thrift import hms
 from metastore.thrift.client import MetastoreClient
 
-from conftest import Server, unique
-from reference import Reference, reference  # noqa: F401  (the session fixture)
+from reference import Steps, reference, run_fixtures, struct_fields, text_storage  # noqa: F401  (the session fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.reference]
 
-SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 COLS = [("b", "boolean"), ("i", "int"), ("l", "bigint"), ("d", "double"), ("s", "string"), ("v", "varchar(10)"),
         ("dc", "decimal(10,2)"), ("dt", "date"), ("bn", "binary"), ("ts", "timestamp")]
 NAMES = [n for n, _ in COLS]
@@ -53,16 +51,8 @@ DIFFERENT: dict[str, tuple[str, str]] = {
 }
 
 
-def _sd(cols: list[tuple[str, str]]) -> Any:
-    return hms.StorageDescriptor(cols=[hms.FieldSchema(name=n, type=t, comment=None) for n, t in cols],
-                                 location=None, inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-                                 outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-                                 compressed=False, numBuckets=-1, bucketCols=[], sortCols=[], parameters={},
-                                 serdeInfo=hms.SerDeInfo(serializationLib=SERDE, parameters={}))
-
-
 def _table(db: str, name: str, keys: tuple[str, ...] = (), cols: list[tuple[str, str]] = COLS) -> Any:
-    return hms.Table(tableName=name, dbName=db, owner="alice", sd=_sd(cols), parameters={},
+    return hms.Table(tableName=name, dbName=db, owner="alice", sd=text_storage(cols), parameters={},
                      tableType="MANAGED_TABLE",
                      partitionKeys=[hms.FieldSchema(name=k, type="string", comment=None) for k in keys])
 
@@ -125,14 +115,7 @@ def norm(v: Any) -> Any:
         if isinstance(v, hms.Decimal):  # the value, whatever its scale
             return ("decimal", str(Decimal(int.from_bytes(v.unscaled, "big", signed=True)).scaleb(-v.scale))
                     if v.unscaled is not None else None)
-        out = {}
-        for spec in v.thrift_spec.values():
-            name = spec[1]
-            x = getattr(v, name)
-            if name in _NEWER or x is None:
-                continue
-            out[name] = norm(x)
-        return out
+        return {name: norm(x) for name, x in struct_fields(v, _NEWER)}
     return v
 
 
@@ -144,17 +127,11 @@ def outcome(fn: Callable[[], Any]) -> Any:
         return (type(e).__name__, msg)
 
 
-class Script:
+class Script(Steps):
     """Records every step's outcome on one server."""
 
     def __init__(self, c: MetastoreClient) -> None:
-        self.c = c
-        self.steps: dict[str, Any] = {}
-
-    def __call__(self, label: str, fn: str, *args: Any) -> Any:
-        assert label not in self.steps, label
-        self.steps[label] = outcome(lambda: self.c.forward(fn, *args))
-        return self.steps[label]
+        super().__init__(c, outcome)
 
     def accurate(self, label: str, fn: str, *args: Any) -> None:
         """The COLUMN_STATS_ACCURATE parameter of the table or partition the call returns."""
@@ -322,16 +299,7 @@ def script(c: MetastoreClient, db: str) -> dict[str, Any]:
     return run.steps
 
 
-@pytest.fixture(scope="module")
-def reference_run(reference: Reference) -> Iterator[dict[str, Any]]:  # noqa: F811
-    with MetastoreClient(f"thrift://127.0.0.1:{reference.port}") as c:
-        yield script(c, unique("cs"))
-
-
-@pytest.fixture(scope="module")
-def our_run(server: Server) -> Iterator[dict[str, Any]]:
-    with MetastoreClient(server.uri) as c:
-        yield script(c, unique("cs"))
+reference_run, our_run = run_fixtures("cs", script)  # the script run once on each server
 
 
 def _labels() -> list[str]:

@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from test_privileges import authz_server  # noqa: F401  (a server with authorization=sql, the same fixture)
 
 from metastore.store import schema
 from metastore.thrift import hms, tjson
 from metastore.thrift.client import MetastoreClient, MetastoreUnavailable
 
 from conftest import Database, Server, unique
-from reference import Reference, reference  # noqa: F401  (the session fixture)
+from reference import Steps, reference, run_fixtures, struct_fields, text_storage  # noqa: F401  (the session fixture)
 
-SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 # a name Hive generates: <kind>_<hash>_<milliseconds>_<n> (Hive 2.3's hash may be negative)
 GENERATED = re.compile(r"(pk|fk|uk|nn|dc|cc)_-?\d+_\d{13}_\d")
 
@@ -48,16 +48,8 @@ DIFFERENT: dict[str, str] = {
 }
 
 
-def _sd(cols: list[tuple[str, str]]) -> Any:
-    return hms.StorageDescriptor(cols=[hms.FieldSchema(name=n, type=t, comment=None) for n, t in cols],
-                                 location=None, inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-                                 outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-                                 compressed=False, numBuckets=-1, bucketCols=[], sortCols=[], parameters={},
-                                 serdeInfo=hms.SerDeInfo(serializationLib=SERDE, parameters={}))
-
-
 def _table(db: str, name: str, cols: list[tuple[str, str]], keys: tuple[str, ...] = ()) -> Any:
-    return hms.Table(tableName=name, dbName=db, owner="alice", sd=_sd(cols), parameters={},
+    return hms.Table(tableName=name, dbName=db, owner="alice", sd=text_storage(cols), parameters={},
                      tableType="MANAGED_TABLE",
                      partitionKeys=[hms.FieldSchema(name=k, type="string", comment=None) for k in keys])
 
@@ -84,16 +76,8 @@ def norm(v: Any) -> Any:
         (spec,) = v.thrift_spec.values()  # PrimaryKeysResponse, ...: their list
         return norm(getattr(v, spec[1]))
     if hasattr(v, "thrift_spec"):
-        out = {}
-        for spec in v.thrift_spec.values():
-            name = spec[1]
-            x = getattr(v, name)
-            if name in _NEWER or x is None:
-                continue
-            if isinstance(x, str) and GENERATED.fullmatch(x):
-                x = "<generated>"
-            out[name] = norm(x)
-        return out
+        return {name: "<generated>" if isinstance(x, str) and GENERATED.fullmatch(x) else norm(x)
+                for name, x in struct_fields(v, _NEWER)}
     return v
 
 
@@ -106,17 +90,11 @@ def outcome(fn: Callable[[], Any]) -> Any:
         return (type(e).__name__, getattr(e, "message", None) or str(e))
 
 
-class Script:
+class Script(Steps):
     """Records every step's outcome on one server."""
 
     def __init__(self, c: MetastoreClient) -> None:
-        self.c = c
-        self.steps: dict[str, Any] = {}
-
-    def __call__(self, label: str, fn: str, *args: Any) -> Any:
-        assert label not in self.steps, label
-        self.steps[label] = outcome(lambda: self.c.forward(fn, *args))
-        return self.steps[label]
+        super().__init__(c, outcome)
 
 
 def hive23_script(c: MetastoreClient, db: str) -> dict[str, Any]:
@@ -190,16 +168,7 @@ def hive23_script(c: MetastoreClient, db: str) -> dict[str, Any]:
     return run.steps
 
 
-@pytest.fixture(scope="module")
-def reference_run(reference: Reference) -> Iterator[dict[str, Any]]:  # noqa: F811
-    with MetastoreClient(f"thrift://127.0.0.1:{reference.port}") as c:
-        yield hive23_script(c, unique("cons"))
-
-
-@pytest.fixture(scope="module")
-def our_run(server: Server) -> Iterator[dict[str, Any]]:
-    with MetastoreClient(server.uri) as c:
-        yield hive23_script(c, unique("cons"))
+reference_run, our_run = run_fixtures("cons", hive23_script)  # the script run once on each server
 
 
 LABELS = ["create parent", "create multi pk", "pks parent", "pks parent upper", "create child", "fks child", "fks both",
@@ -478,15 +447,9 @@ def test_migration_matches_the_schema(server: Server, database: Database) -> Non
     assert cols == {c.name for c in schema.key_constraints.columns}
 
 
-@pytest.fixture(scope="module")
-def authz_server(database: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(database, tmp_path_factory.mktemp("authz"), "--no-rest",
-                 env={"METASTORE_AUTHORIZATION": "sql", "METASTORE_ADMIN_USERS": "root"}).start()
-    yield srv
-    srv.stop()
 
 
-def test_authorized_as_the_table(authz_server: Server) -> None:
+def test_authorized_as_the_table(authz_server: Server) -> None:  # noqa: F811
     """Constraints are added and dropped as the table is altered (its owner), read as it is read (SELECT)."""
     with MetastoreClient(authz_server.uri, user="root") as root, \
             MetastoreClient(authz_server.uri, user="alice") as alice, \

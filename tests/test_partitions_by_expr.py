@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -28,8 +27,8 @@ from thrift.Thrift import TApplicationException
 from thrift.transport.TTransport import TTransportException
 
 from common import parquet_storage
-from conftest import Client, Server, unique
-from reference import Reference, reference  # noqa: F401  (the session fixture)
+from conftest import Server, unique
+from reference import Reference, connected, made_on_both, reference  # noqa: F401  (the session fixture)
 
 pytestmark = [pytest.mark.reference]
 
@@ -61,23 +60,7 @@ def _make(c: Any, db: str, table: str) -> None:
 @pytest.fixture(scope="module")
 def both(server: Server, reference: Reference) -> Iterator[tuple[int, int, str]]:  # noqa: F811
     """(our port, the reference's port, the database holding table p on both)."""
-    db = unique("expr")
-    for port in (server.port, reference.port):
-        with _client(port) as c:
-            _make(c, db, "p")
-    yield server.port, reference.port, db
-    for port in (server.port, reference.port):
-        with _client(port) as c:
-            c.drop_database(db, True, True)
-
-
-@contextmanager
-def _client(port: int) -> Iterator[Client]:
-    c = Client(port)
-    try:
-        yield c
-    finally:
-        c.close()
+    yield from made_on_both((server.port, reference.port), "expr", lambda c, db: _make(c, db, "p"))
 
 
 class Unevaluated(Exception):
@@ -87,7 +70,7 @@ class Unevaluated(Exception):
 def _names(port: int, db: str, table: str, expr: bytes) -> list[str]:
     """The partition names the expression selects, on a connection of its own (the reference's worker thread
     dies on an expression it cannot evaluate in Java: it lacks a class of Hive's LLAP)."""
-    with _client(port) as c:
+    with connected(port) as c:
         try:
             r = c.get_partitions_by_expr(PartitionsByExprRequest(dbName=db, tblName=table, expr=expr, maxParts=-1))
         except TApplicationException as e:
@@ -132,7 +115,7 @@ def test_most_of_what_hive_sends_is_evaluated_here(both: tuple[int, int, str]) -
 def test_max_parts_and_missing_table(both: tuple[int, int, str]) -> None:
     ours, _, db = both
     expr = dict(SELECTS)["SELECT * FROM p WHERE hr IN (1,2)"]
-    with _client(ours) as c:
+    with connected(ours) as c:
         r = c.get_partitions_by_expr(PartitionsByExprRequest(dbName=db, tblName="p", expr=expr, maxParts=1))
         assert len(r.partitions) == 1
         with pytest.raises(NoSuchObjectException):
@@ -148,7 +131,7 @@ def test_drops_what_the_reference_drops(server: Server, reference: Reference, st
     left: dict[str, Any] = {}
     for side, port in (("ours", server.port), ("reference", reference.port)):
         db = unique("xdrop")
-        with _client(port) as c:
+        with connected(port) as c:
             _make(c, db, "p")
             req = DropPartitionsRequest(dbName=db, tblName="p", parts=RequestPartsSpec(exprs=[
                 DropPartitionsExpr(expr=expr, partArchiveLevel=4)]), deleteData=True, ifExists=False,
@@ -161,7 +144,7 @@ def test_drops_what_the_reference_drops(server: Server, reference: Reference, st
                 left[side] = type(e).__name__
             except TTransportException:
                 left[side] = "failed"
-        with _client(port) as c:
+        with connected(port) as c:
             c.drop_database(db, True, True)
     if left["reference"] == "failed":
         pytest.skip("the reference cannot evaluate it")

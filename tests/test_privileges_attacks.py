@@ -29,23 +29,27 @@ from hive_metastore.ttypes import (
     ShowLocksRequest,
     UnlockRequest,
 )
-from test_privileges import DATABASE, DENIED, REVOKE, ROLE, TABLE, USER, As, obj, part, priv, table
+from test_privileges import (  # noqa: F401  (authz_server: the module's server, the same fixture)
+    DATABASE,
+    DENIED,
+    REVOKE,
+    ROLE,
+    TABLE,
+    USER,
+    As,
+    authz_server,
+    obj,
+    part,
+    priv,
+    table,
+)
 from thrift.Thrift import TApplicationException
 
-from conftest import Database as StoreDb
 from conftest import Server, unique
 
 
 @pytest.fixture(scope="module")
-def authz_server(database: StoreDb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(database, tmp_path_factory.mktemp("authz_attacks"), "--no-rest",
-                 env={"METASTORE_AUTHORIZATION": "sql", "METASTORE_ADMIN_USERS": "root"}).start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
-def users(authz_server: Server) -> Iterator[dict[str, As]]:
+def users(authz_server: Server) -> Iterator[dict[str, As]]:  # noqa: F811
     got = {u: As(authz_server, u) for u in ("root", "bob", "carol", "dave")}
     yield got
     for c in got.values():

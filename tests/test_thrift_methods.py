@@ -12,7 +12,6 @@ import json
 import os
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,23 +52,14 @@ from metastore.thrift import hms
 from metastore.thrift.client import MetastoreClient
 
 from common import parquet_storage
-from conftest import Client, Server, unique
 from conftest import Database as StoreDatabase
-from reference import Reference, reference  # noqa: F401  (the session fixture)
+from conftest import Server, unique
+from reference import Reference, connected, made_on_both, reference  # noqa: F401  (the session fixture)
 
 pytestmark = [pytest.mark.reference]
 
 KEYS = [("ds", "string"), ("hr", "int")]
 VALUES = [["2024-01-01", "1"], ["2024-01-01", "2"], ["2024-01-02", "1"], ["2024-01-03", "3"], ["b", "2"]]
-
-
-@contextmanager
-def _client(port: int) -> Iterator[Client]:
-    c = Client(port)
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def _outcome(fn: Any, *args: Any) -> tuple[str, Any]:
@@ -101,21 +91,14 @@ def _make(c: Any, db: str) -> None:
 @pytest.fixture(scope="module")
 def both(server: Server, reference: Reference) -> Iterator[tuple[int, int, str]]:  # noqa: F811
     """(our port, the reference's port, the database holding the tables of _make on both)."""
-    db = unique("m")
-    for port in (server.port, reference.port):
-        with _client(port) as c:
-            _make(c, db)
-    yield server.port, reference.port, db
-    for port in (server.port, reference.port):
-        with _client(port) as c:
-            c.drop_database(db, True, True)
+    yield from made_on_both((server.port, reference.port), "m", _make)
 
 
 def _same(both: tuple[int, int, str], call: Any, messages: bool = True) -> tuple[str, Any]:
     """`call(client, db)` on both servers: the outcome, asserted equal (an error's type only, without
     `messages`)."""
     ours, ref, db = both
-    with _client(ours) as a, _client(ref) as b:
+    with connected(ours) as a, connected(ref) as b:
         mine, theirs = _outcome(call, a, db), _outcome(call, b, db)
     if messages or mine[0] == "OK" or theirs[0] == "OK":
         assert mine == theirs
@@ -133,7 +116,7 @@ def test_an_unknown_method_is_named_as_java_servers_name_it(both: tuple[int, int
     got = _same(both, lambda c, db: c.get_tables_ext(req))
     assert got == (f"TApplicationException {TApplicationException.UNKNOWN_METHOD}",
                    "Invalid method name: 'get_tables_ext'")
-    with _client(both[0]) as c:
+    with connected(both[0]) as c:
         assert _outcome(c.get_tables_ext, req)[0].startswith("TApplicationException")
         assert c.get_all_databases()
 
@@ -155,7 +138,7 @@ def test_the_whitelist_pattern_is_the_servers(database: StoreDatabase, tmp_path:
                     '.pattern</name><value>[a-z0-9-]*</value></property></configuration>\n')
     srv = Server(database, tmp_path, "--no-rest", env={"METASTORE_CONFIG": str(site)}).start()
     try:
-        with _client(srv.port) as c:
+        with connected(srv.port) as c:
             assert c.partition_name_has_valid_characters(["abc", "2024-01-01"], True) is True
             assert c.partition_name_has_valid_characters(["abc", "A"], False) is False
             with pytest.raises(MetaException) as e:
@@ -185,7 +168,7 @@ def test_add_dynamic_partitions_in_both_generations_shapes(both: tuple[int, int,
     ours, ref, db = both
     errors = []
     for port in (ours, ref):
-        with _client(port) as c, _ours_23(port) as old:
+        with connected(port) as c, _ours_23(port) as old:
             txn, aborted = c.open_txns(OpenTxnRequest(num_txns=2, user="u", hostname="h")).txn_ids
             c.abort_txn(AbortTxnRequest(txnid=aborted))
             v23 = hms.AddDynamicPartitions(txnid=txn, dbname=db, tablename="p", partitionnames=["ds=b/hr=2"])
@@ -214,7 +197,7 @@ def _local(location: str) -> Path:
 
 def test_truncate_deletes_the_data_and_resets_basic_statistics(server: Server) -> None:
     db = unique("tr")
-    with _client(server.port) as c:
+    with connected(server.port) as c:
         _make(c, db)
         u = c.get_table(db, "u")
         d = _local(u.sd.location)
@@ -263,7 +246,7 @@ def test_truncate_deletes_the_data_and_resets_basic_statistics(server: Server) -
 
 def test_truncate_leaves_a_partition_outside_the_tables_directory(server: Server, tmp_path: Path) -> None:
     db = unique("tr")
-    with _client(server.port) as c:
+    with connected(server.port) as c:
         _make(c, db)
         p = c.get_table(db, "p")
         inside = Path(str(server.warehouse)) / "elsewhere" / unique("d")
@@ -329,7 +312,7 @@ def test_partitions_pspec_as_the_reference(both: tuple[int, int, str]) -> None:
     # grouped by storage, sharing the table's location, when the table asks for it
     ours, ref, db = both
     for port in (ours, ref):
-        with _client(port) as c:
+        with connected(port) as c:
             t = c.get_table(db, "p")
             t.parameters["hive.hcatalog.partition.spec.grouping.enabled"] = "true"
             c.alter_table(db, "p", t)
@@ -338,7 +321,7 @@ def test_partitions_pspec_as_the_reference(both: tuple[int, int, str]) -> None:
         assert grouped[0][3] is not None and grouped[0][3][1] and len(grouped[0][3][2]) == len(VALUES)
     finally:
         for port in (ours, ref):
-            with _client(port) as c:
+            with connected(port) as c:
                 t = c.get_table(db, "p")
                 del t.parameters["hive.hcatalog.partition.spec.grouping.enabled"]
                 c.alter_table(db, "p", t)
@@ -346,7 +329,7 @@ def test_partitions_pspec_as_the_reference(both: tuple[int, int, str]) -> None:
 
 def test_partition_names_req(server: Server) -> None:
     db = unique("n")
-    with _client(server.port) as c:
+    with connected(server.port) as c:
         _make(c, db)
         names = c.get_partition_names_req(PartitionsByExprRequest(dbName=db, tblName="p", expr=b"", maxParts=-1))
         assert sorted(names) == sorted(c.get_partition_names(db, "p", -1)) and len(names) == len(VALUES)
@@ -389,7 +372,7 @@ def test_table_names_by_filter_edges(both: tuple[int, int, str]) -> None:
                                                                        1)))[1] == 1
     _same(both, lambda c, db: c.get_table_names_by_filter("", 'hive_filter_field_owner__ = "bob"', -1))
     ours, _, db = both
-    with _client(ours) as c:
+    with connected(ours) as c:
         with pytest.raises(UnknownDBException):
             c.get_table_names_by_filter("", "hive_filter_field_owner__ = \"bob\"", -1)
         with pytest.raises(InvalidOperationException):
@@ -399,7 +382,7 @@ def test_table_names_by_filter_edges(both: tuple[int, int, str]) -> None:
 # ---- databases and catalogs (Hive 3+) -----------------------------------------------------------------------------
 
 def test_database_req_and_catalogs(server: Server) -> None:
-    with _client(server.port) as c:
+    with connected(server.port) as c:
         assert c.get_database_req(GetDatabaseRequest(name="default")).name == "default"
         assert c.get_database_req(GetDatabaseRequest(name="default", catalogName="hive")).name == "default"
         with pytest.raises(NoSuchObjectException):
@@ -426,12 +409,12 @@ def test_database_req_and_catalogs(server: Server) -> None:
 
 
 def test_the_stores_uuid_is_kept(server: Server) -> None:
-    with _client(server.port) as c:
+    with connected(server.port) as c:
         first = c.get_metastore_db_uuid()
         assert str(uuid.UUID(first)) == first
     server.stop()
     server.start()
-    with _client(server.port) as c:
+    with connected(server.port) as c:
         assert c.get_metastore_db_uuid() == first
 
 
@@ -449,14 +432,14 @@ def test_file_metadata_as_the_reference(both: tuple[int, int, str]) -> None:
     # Hive 2.3's ObjectStore fails a clear (an internal error); here it is the no-op it can only be
     ours, ref, db = both
     req = ClearFileMetadataRequest(fileIds=[1])
-    with _client(ours) as a, _client(ref) as b:
+    with connected(ours) as a, connected(ref) as b:
         assert _outcome(a.clear_file_metadata, req)[0] == "OK"
         internal = f"TApplicationException {TApplicationException.INTERNAL_ERROR}"
         assert _outcome(b.clear_file_metadata, req)[0] == internal
 
 
 def test_runtime_stats_and_materialized_views(server: Server) -> None:
-    with _client(server.port) as c:
+    with connected(server.port) as c:
         c.add_runtime_stats(RuntimeStat(createTime=1, weight=1, payload=b"p"))
         assert c.get_runtime_stats(GetRuntimeStatsRequest(maxWeight=10, maxCreateTime=0)) == []
         db = unique("mv")
@@ -473,7 +456,7 @@ def test_runtime_stats_and_materialized_views(server: Server) -> None:
 def test_missing_database_calls(both: tuple[int, int, str]) -> None:
     kind, _ = _same(both, lambda c, db: c.get_partitions_pspec("nodb_" + db, "p", -1))
     assert kind == "NoSuchObjectException"
-    with _client(both[0]) as c:
+    with connected(both[0]) as c:
         with pytest.raises(NoSuchTxnException):
             c.add_dynamic_partitions(AddDynamicPartitions(txnid=10 ** 12, writeid=1, dbname="d", tablename="t",
                                                           partitionnames=[]))
