@@ -233,3 +233,17 @@ def test_compaction_of_a_missing_table(client: Client) -> None:
     declares no exception: the client gets a TApplicationException with the reason, as from Hive's server)."""
     with pytest.raises(TApplicationException, match="table not found"):
         client.compact2(CompactionRequest(dbname="default", tablename=unique("missing"), type=CompactionType.MAJOR))
+
+
+def test_compaction_of_a_huge_partition_name(client: Client) -> None:
+    """A partition name wider than the column is refused with the reason, not a database error quoting it."""
+    db = unique("cmpbig")
+    client.create_database(Database(name=db, parameters={}))
+    try:
+        client.create_table(_table(db, "t", {"transactional": "true"}))
+        with pytest.raises(TApplicationException, match="more than 767 characters") as e:
+            client.compact2(CompactionRequest(dbname=db, tablename="t", partitionname="ds=" + "x" * 5000,
+                                              type=CompactionType.MAJOR))
+        assert "xxxx" not in str(e.value)
+    finally:
+        client.drop_database(db, True, True)

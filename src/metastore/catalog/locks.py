@@ -67,6 +67,7 @@ MAX_OPEN_BATCH = 1000  # Hive's hive.txn.max.open.batch (settings.txn_max_open_b
 MAX_OPEN_TXNS = 100_000  # Hive's hive.max.open.txns
 MAX_COMPACTION_PROPERTIES = 2048  # characters of a compaction request's properties (Hive's CQ_TBLPROPERTIES column)
 MAX_COMPACTIONS_SHOWN = 100_000
+MAX_PARTITION_NAME = 767  # COMPACTION_QUEUE.CQ_PARTITION, as Hive's
 COMPACTION_STATES = {"i": "initiated", "w": "working", "r": "ready for cleaning", "f": "failed", "s": "succeeded",
                      "a": "attempted"}  # Hive's letters and the names SHOW COMPACTIONS prints
 MAX_LOCK_COMPONENTS = 100_000  # one lock request's components (Hive locks a partition per component)
@@ -495,6 +496,8 @@ class Locks:
         """Record a compaction request, as Hive's TxnHandler.compact: (its id, its state, True), or, when one for
         the same table or partition is initiated or working already, (that one's id, its state, False). No
         compactor runs here: a request stays initiated (SHOW COMPACTIONS lists it)."""
+        if partition is not None and len(partition) > MAX_PARTITION_NAME:  # the column's width: a clear refusal
+            raise MetaError(f"a partition name of more than {MAX_PARTITION_NAME} characters")
         props = json.dumps(properties, sort_keys=True) if properties else None
         if props is not None and len(props) > MAX_COMPACTION_PROPERTIES:
             raise MetaError(f"compaction properties longer than {MAX_COMPACTION_PROPERTIES} characters")
