@@ -522,3 +522,25 @@ def test_gzip_message_must_be_one_whole_stream() -> None:
                      (whole + b"garbage", "data after its stream")):
         with pytest.raises(messages.MessageError, match=why):
             messages.message_fields(base64.b64encode(bad), "gzip(json-2.0)")
+
+
+def test_gzip_body_inflating_beyond_the_limit_is_refused() -> None:
+    """A gzip(json) body from the bus is inflated at most up to the message limit: a few hundred KiB that inflate to
+    257 MiB are refused, not read into memory; a well-formed body still decodes."""
+    import base64
+    import gzip
+    import zlib
+
+    from metastore.core.messages import MAX_MESSAGE_BYTES, MessageError
+    from metastore.notify.hcat import decode_body, get_format
+
+    z = zlib.compressobj(1, wbits=31)
+    chunk = b" " * (1 << 20)
+    bomb = b"".join(z.compress(chunk) for _ in range(MAX_MESSAGE_BYTES // len(chunk) + 1)) + z.flush()
+    assert len(bomb) < 2 << 20
+    with pytest.raises(MessageError, match="inflates beyond"):
+        decode_body(base64.b64encode(bomb), "gzip(json)")
+    two = base64.b64encode(gzip.compress(b'{"a": 1}') + gzip.compress(b"{}"))
+    with pytest.raises(MessageError, match="after its stream"):
+        decode_body(two, "gzip")
+    assert decode_body(get_format("gzip(json)").encode({"a": 1}), "gzip(json)") == {"a": 1}

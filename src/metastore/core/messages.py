@@ -403,7 +403,7 @@ class MessageError(ValueError):
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 
 
-def _gunzip(data: bytes) -> bytes:
+def gunzip(data: bytes) -> bytes:
     """The text of one whole gzip stream, at most MAX_MESSAGE_BYTES: a stream cut short (no trailer, so its CRC
     unchecked) or followed by anything (a second member, garbage) is refused, not read in part."""
     d = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
@@ -423,7 +423,7 @@ def message_fields(text: str | bytes | None, fmt: str | None = None) -> dict[str
         return {}
     try:
         if fmt and fmt.startswith("gzip"):
-            text = _gunzip(base64.b64decode(text))
+            text = gunzip(base64.b64decode(text))
         raw = json.loads(text)
     except MessageError:
         raise
