@@ -84,6 +84,20 @@ def add_client(data_dir: Path, client_id: str, user: str) -> str:
     return out.stdout.strip()
 
 
+def test_a_chosen_secret_shorter_than_16_characters_is_refused(tmp_path: Path) -> None:
+    """`add-client --secret-stdin` refuses a short secret (and writes nothing); one of 16 characters is taken."""
+    def add(secret: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "metastore.cli", "oauth", "add-client", "job", "--user", "alice",
+                               "--secret-stdin", "--data-dir", str(tmp_path)], input=secret + "\n",
+                              capture_output=True, text=True, timeout=60)
+
+    short = add("x" * 15)
+    assert short.returncode != 0 and "a secret is 16 to 1024 characters" in short.stderr, short
+    assert not (tmp_path / "rest-clients.toml").exists()
+    ok = add("y" * 16)
+    assert ok.returncode == 0 and ok.stdout.strip() == "job:" + "y" * 16, ok
+
+
 def oauth_env(jwks: str) -> dict[str, str]:
     return {"METASTORE_REST_AUTH": "oauth2", "METASTORE_REST_OIDC_ISSUER": ISSUER,
             "METASTORE_REST_OIDC_AUDIENCE": AUDIENCE, "METASTORE_REST_OIDC_JWKS": jwks,

@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 1 << 20
 MAX_CLIENT_ID = 256
 MAX_SECRET = 1024
+# a secret an operator chooses is at least this long: the token endpoint is on the network, and a short secret
+# falls to guessing even at its rate limit (the generated ones are 43 characters)
+MIN_SECRET = 16
 VERIFY_CONCURRENCY = 2
 _SCRYPT = (1 << 14, 8, 1)  # n, r, p: ~16 MiB, tens of ms on this machine
 _USER = re.compile(r"[^\x00-\x1f\x7f]{1,128}")
@@ -156,8 +159,8 @@ def add_client(path: str, client_id: str, user: str, secret: str | None = None) 
     if not _USER.fullmatch(user):
         raise ClientsError("a user is 1 to 128 characters, no control characters")
     secret = secret if secret is not None else secrets.token_urlsafe(32)
-    if not 1 <= len(secret) <= MAX_SECRET:
-        raise ClientsError(f"a secret is 1 to {MAX_SECRET} characters")
+    if not MIN_SECRET <= len(secret) <= MAX_SECRET:
+        raise ClientsError(f"a secret is {MIN_SECRET} to {MAX_SECRET} characters")
     clients = read_clients(path)
     clients[client_id] = Client(client_id, user, hash_secret(secret))
     write_clients(path, clients)
