@@ -224,6 +224,14 @@ for label, n in BAD_NAMES:
          f"{n} is not a valid object name"),
     ]
 
+# a message quoting a huge name or value is clipped to 4,096 characters (and "...")
+CASES += [
+    ("create_table name of 100,000 characters", lambda c, d: c.create_table(table(d, "a" * 100_000)),
+     InvalidObjectException, lambda m: len(m) == 4099 and m.startswith("aaa") and m.endswith("...")),
+    ("get_partition value of 100,000 characters", lambda c, d: c.get_partition(d, "t", ["x" * 100_000, "1"]),
+     NoSuchObjectException, lambda m: len(m) == 4099 and m.endswith("...")),
+]
+
 
 @pytest.mark.parametrize("label,call,exc,message", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(label: str, call: Call, exc: type, message: Any, server: Any, client: Client, db: str) -> None:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+# the longest message a client is sent: a message quotes the client's names, values and locations, which may be
+# megabytes (Hive's own messages stay far below)
+MAX_MESSAGE = 4096
+
 
 class CatalogError(Exception):
-    """Base of every error the catalog reports to a client; `message` is what the client sees."""
+    """Base of every error the catalog reports to a client; `message` is what the client sees (clipped to
+    MAX_MESSAGE characters)."""
 
     def __init__(self, message: str) -> None:
+        if len(message) > MAX_MESSAGE:
+            message = message[:MAX_MESSAGE] + "..."
         super().__init__(message)
         self.message = message
 
