@@ -19,8 +19,8 @@ from test_catalogd_front import table
 
 from metastore.catalogd.catalog import CatalogCache
 from metastore.catalogd.service import CatalogdService
-from metastore.catalogd.subscriber import NotInReplica, Subscriber
-from metastore.catalogd.topics import MAX_NUM_SKIPPED_TOPIC_UPDATES, Publisher, TopicBuilder
+from metastore.catalogd.subscriber import NotInReplica, Replica, Subscriber
+from metastore.catalogd.topics import MAX_NUM_SKIPPED_TOPIC_UPDATES, Publisher, TopicBuilder, TopicEntry, TopicUpdate
 from metastore.thrift import hms
 
 from conftest import Client, Server, unique
@@ -330,3 +330,19 @@ def test_a_failure_in_a_request_is_answered_500_without_its_detail(svc: Catalogd
     assert rec.exc_info is not None and "secret detail" in str(rec.exc_info[1])  # the log has it, the client not
     monkeypatch.undo()
     assert _get(svc, "/status")[0] == 200  # the server still answers
+
+
+def test_a_full_update_of_a_restarted_catalogd_replaces_the_replica() -> None:
+    """A catalogd restarted numbers its versions anew: its full update (from version 0) has a lower version than
+    the replica's, and still replaces it (a table dropped meanwhile is gone); its next delta follows it."""
+    r = Replica()
+    db = (hms.Database(name="d"), {})
+    assert r.apply(TopicUpdate(0, 50, "full", [TopicEntry("database", "d", 1, db),
+                                                TopicEntry("table", "d.kept", 2, None),
+                                                TopicEntry("table", "d.dropped", 3, None)]))
+    assert r.table_names("d") == ["dropped", "kept"] and r.version == 50
+    assert r.apply(TopicUpdate(0, 7, "full", [TopicEntry("database", "d", 1, db), TopicEntry("table", "d.kept", 2)]))
+    assert r.table_names("d") == ["kept"] and r.version == 7
+    assert not r.apply(TopicUpdate(9, 12, "full"))  # a gap after the new version: a full update is asked for
+    assert r.apply(TopicUpdate(7, 8, "full", [TopicEntry("table", "d.new", 8)]))
+    assert r.table_names("d") == ["kept", "new"] and r.version == 8

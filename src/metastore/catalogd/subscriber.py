@@ -42,9 +42,12 @@ class Replica:
         with self.lock:
             if up.from_version > self.version:
                 return False
-            if up.from_version == 0 and up.to_version >= self.version and not up.deletions:
-                # a full update replaces everything
+            full = up.from_version == 0 and not up.deletions
+            if full:
+                # a full update replaces everything, one of a lower version too: a catalogd restarted numbers
+                # its versions anew, and what it no longer has (dropped while it was down) must go
                 self.databases, self.tables, self.announced, self.have = {}, {}, {}, {}
+                self.version = up.to_version
             for e in up.entries:
                 self._entry(e)
             for d in up.deletions:
