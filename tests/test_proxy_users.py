@@ -182,6 +182,19 @@ def test_digest_md5_proxy_user_uri_and_nonce_count(pserver: Server, as_user) -> 
                             ({"nc": "00000002"}, b"nonce count")):
         status, payload = _digest(pserver.port, user, password, **override)
         assert status == 3 and words in payload, (override, status, payload)
+    # a token alice gets acting for bob is bob's, with alice as its real user: its connections say so
+    from metastore.catalog.tokens import Identifier, decode_token
+    from metastore.thrift.client import MetastoreClient
+
+    as_user("alice")
+    with MetastoreClient(f"thrift://localhost:{pserver.port}", kerberos=True, user="bob") as c:
+        proxied = c.forward("get_delegation_token", "bob", "bob")
+    ident = Identifier.decode(decode_token(proxied)[0])
+    assert (ident.owner, ident.real_user) == ("bob", f"alice@{REALM}"), ident
+    as_user(None)
+    assert _digest(pserver.port, *_token_parts(proxied), call=True)[0] == 5
+    line = _audit(pserver, "get_all_databases")[-1]
+    assert line["principal"] == "bob" and line["real_user"] == f"alice@{REALM}" and line["auth"] == "token", line
     assert pserver.alive()
 
 

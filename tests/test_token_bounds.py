@@ -106,7 +106,7 @@ def test_unknown_key_ids_reload_the_keys_at_most_once_per_interval(engine: sa.En
         password = hmac.new(key, ident, hashlib.sha1).digest()
         tokens.store.add_token(ident, password, T._now_ms() + T.RENEW_INTERVAL_MS)
         monkeypatch.setattr(T, "KEY_RELOAD_INTERVAL", 0.0)
-        assert tokens.password_for(ident) == (f"{alice.name}@{REALM}", password)
+        assert tokens.password_for(ident) == (f"{alice.name}@{REALM}", password, "")
         assert seen.count == 2
     finally:
         seen.close()

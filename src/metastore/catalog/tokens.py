@@ -304,7 +304,9 @@ class DelegationTokens:
             raise MetaError(f"too many live delegation tokens (at most {MAX_LIVE_TOKENS}): cancel unused ones")
         key_id, key = self._current_key(now)
         for _ in range(3):
-            ident = Identifier(token_owner, _short(renewer or ""), "", now,
+            # a proxy user's token is the user's, with the proxy as its real user (Hadoop's realUser), as the
+            # token's later connections are audited
+            ident = Identifier(token_owner, _short(renewer or ""), caller.real_user or "", now,
                                now + self.max_lifetime_ms, secrets.randbelow(2**31 - 1) + 1, key_id).encode()
             password = hmac.new(key, ident, hashlib.sha1).digest()
             try:
@@ -349,8 +351,8 @@ class DelegationTokens:
         if not self.store.remove_token(ident):
             raise InvalidInput("the delegation token is cancelled or expired")
 
-    def password_for(self, ident: bytes) -> tuple[str, bytes] | None:
-        """(owner, password) of a live token with this identifier, or None (SASL DIGEST-MD5)."""
+    def password_for(self, ident: bytes) -> tuple[str, bytes, str] | None:
+        """(owner, password, real user or "") of a live token with this identifier, or None (SASL DIGEST-MD5)."""
         try:
             parsed = Identifier.decode(ident)
         except InvalidInput:
@@ -365,4 +367,4 @@ class DelegationTokens:
         password = hmac.new(key, ident, hashlib.sha1).digest()
         if not hmac.compare_digest(password, stored[0]):
             return None
-        return parsed.owner, password
+        return parsed.owner, password, parsed.real_user

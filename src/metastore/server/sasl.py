@@ -391,7 +391,7 @@ class Negotiator:
         found = tokens.password_for(ident)
         if found is None:
             raise SaslRefused("DIGEST-MD5: unknown or expired delegation token")
-        owner, password = found
+        owner, password, real_user = found
         expected, rspauth = digest_response(fields, base64.b64encode(password).decode())
         response = fields.get("response", "").encode("utf-8", "surrogatepass")  # any text a client sends
         if not hmac.compare_digest(expected.encode(), response):
@@ -399,7 +399,8 @@ class Negotiator:
         user = self.rules.short_name(owner) or (owner if "@" not in owner and "/" not in owner else None)
         if user is None:
             raise SaslRefused("DIGEST-MD5: the token's owner maps to no local user")
-        principal = identity.Principal(user, method=identity.TOKEN, full_name=owner, address=address)
+        principal = identity.Principal(user, method=identity.TOKEN, full_name=owner, address=address,
+                                       real_user=real_user or None)
         authzid = fields.get("authzid")
         if authzid and authzid not in (owner, user):
             principal = self._acting_for(principal, authzid, "DIGEST-MD5")
