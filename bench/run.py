@@ -21,6 +21,11 @@ on each server:
   get_partitions                 all N partitions; time on the wire (request sent -> last byte of the reply),
                                  median of several; the reply is decoded and checked afterwards, untimed
   get_partitions_by_filter       `ds = "..."`, 1% of the partitions; time on the wire, median
+  get_partition_values           the (ds, hr) values of all N partitions (PartitionValuesRequest); wire, median
+  get_partitions_by_expr         Kryo expressions as Hive 2.3's client sends them (bytes its CLI sent, in
+                                 bench/hive_expr.txt): `ds = '...'`, 1%; `ds = 'a' OR hr = 2`, one a day
+  statistics calls               set_aggr_stats_for, update_partition_column_statistics, get_aggr_stats_for,
+                                 get_partitions_statistics_req, get_table_statistics_req; median
   server RSS                     VmRSS of the server's processes (/proc, summed) after the N-partition run
 
 Every benchmark is warmed up first and bounded in time. Results go to <out>/results.json and <out>/results.md,
@@ -103,6 +108,41 @@ QUICK = Params(server_warmup_s=1.0, warmup_s=0.3, window_s=1.0, windows=3, clien
 STATS_PARTS = 100
 STATS_COLS = [("id", "bigint"), ("name", "string"), ("amount", "decimal(12,2)")]
 
+# get_partitions_by_expr: the statement, and the expression's bytes as Hive 2.3.10's own CLI sent them for it (lines
+# of tests/hive_expr_captured.txt, captured on a table with the partition keys ds string and hr int, among others)
+EXPR_DAY = "SELECT * FROM p WHERE ds = '2024-01-01'"  # the first of days(): 1% of the partitions
+EXPR_OR = "SELECT * FROM p WHERE ds = 'a' OR hr = 2"  # no day is 'a': one partition a day, two keys
+EXPR_SELECTS: dict[str, Callable[[list[str]], bool]] = {EXPR_DAY: lambda v: v[0] == "2024-01-01",
+                                                        EXPR_OR: lambda v: v[0] == "a" or v[1] == "2"}
+# the time budget of each of these wire benchmarks (at least 3 repetitions): they add seconds, not minutes
+EXTRA_BUDGET_S = 8.0
+
+
+def hive_exprs() -> dict[str, bytes]:
+    """bench/hive_expr.txt: statement -> expression bytes."""
+    out = {}
+    for line in (Path(__file__).resolve().parent / "hive_expr.txt").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            statement, hexed = line.split("\t")
+            out[statement] = bytes.fromhex(hexed)
+    return out
+
+
+def days() -> list[str]:
+    start = date(2024, 1, 1)
+    return [(start + timedelta(days=i)).isoformat() for i in range(100)]
+
+
+def partition_values(n: int) -> list[list[str]]:
+    """The (ds, hr) values of n partitions: 100 days x n/100 hours, so that one day is 1%."""
+    per_day = max(1, n // 100)
+    return [[d, str(h)] for d in days() for h in range(per_day)][:n]
+
+
+def expr_count(statement: str, n: int) -> int:
+    """How many of the n partitions the expression of `statement` selects."""
+    return sum(1 for v in partition_values(n) if EXPR_SELECTS[statement](v))
+
 
 @dataclass(frozen=True)
 class Row:
@@ -123,6 +163,12 @@ def rows_for(p: Params) -> list[Row]:
         Row("get_partitions", f"get_partitions, {n} partitions (wire, median)", "ms", "lower"),
         Row("get_partitions_by_filter", f"get_partitions_by_filter, 1% ({one} of {n}) (wire, median)", "ms",
             "lower"),
+        Row("get_partition_values", f"get_partition_values, (ds, hr) of all {n} partitions (wire, median)", "ms",
+            "lower"),
+        Row("get_partitions_by_expr", f"get_partitions_by_expr, ds = '...', 1% ({one} of {n}) (wire, median)", "ms",
+            "lower"),
+        Row("get_partitions_by_expr_or", f"get_partitions_by_expr, ds = 'a' OR hr = 2, "
+            f"{expr_count(EXPR_OR, p.partitions):,} of {n} (wire, median)", "ms", "lower"),
         Row("set_aggr_stats_for", f"set_aggr_stats_for, {STATS_PARTS} partitions x {len(STATS_COLS)} columns "
             "(one call, median)", "ms", "lower"),
         Row("update_partition_column_statistics", f"update_partition_column_statistics, {len(STATS_COLS)} columns "
@@ -268,11 +314,6 @@ def table(db: str, name: str, partitioned: bool = True) -> Any:
                  parameters={"comment": "bench"}, tableType="MANAGED_TABLE", partitionKeys=keys)
 
 
-def days() -> list[str]:
-    start = date(2024, 1, 1)
-    return [(start + timedelta(days=i)).isoformat() for i in range(100)]
-
-
 def column_stats(db: str, tbl: str, part: str | None, k: int) -> Any:
     """Statistics of STATS_COLS as ANALYZE ... FOR COLUMNS writes them, varied by k."""
     from hive_metastore.ttypes import (
@@ -346,12 +387,44 @@ def stats_calls(port: int, db: str, tbl: str, p: Params) -> dict[str, Any]:
 
 
 def partitions(db: str, tbl: str, n: int) -> list[Any]:
-    """n partitions: 100 days x n/100 hours, so that one day is 1%."""
+    """n partitions, of partition_values(n)."""
     from hive_metastore.ttypes import Partition
     sd = parquet_storage(COLS)
-    per_day = max(1, n // 100)
-    return [Partition(values=[d, str(h)], dbName=db, tableName=tbl, sd=copy.deepcopy(sd), parameters={})
-            for d in days() for h in range(per_day)][:n]
+    return [Partition(values=v, dbName=db, tableName=tbl, sd=copy.deepcopy(sd), parameters={})
+            for v in partition_values(n)]
+
+
+def partition_values_call(port: int, db: str, tbl: str, p: Params) -> dict[str, Any]:
+    """get_partition_values of both keys of all partitions, distinct (as Hive's client asks); the reply's rows
+    are checked against the partitions added."""
+    from hive_metastore.ttypes import FieldSchema, PartitionValuesRequest
+    req = PartitionValuesRequest(dbName=db, tblName=tbl, partitionKeys=[FieldSchema("ds", "string", None),
+                                                                       FieldSchema("hr", "int", None)],
+                                 applyDistinct=True, maxParts=-1)
+    want = sorted(tuple(v) for v in partition_values(p.partitions))
+
+    def check(r: Any) -> None:
+        if sorted(tuple(x.row) for x in r.partitionValues) != want:
+            raise RuntimeError("get_partition_values: not the values of the partitions added")
+
+    return wire_benchmark(port, "get_partition_values", (req,), len(want), p.filter_reps,
+                          min(p.budget_s, EXTRA_BUDGET_S), size=lambda r: len(r.partitionValues), check=check)
+
+
+def partitions_by_expr_call(port: int, db: str, tbl: str, statement: str, p: Params) -> dict[str, Any]:
+    """get_partitions_by_expr with the bytes Hive's client sent for `statement`; the partitions are checked."""
+    from hive_metastore.ttypes import PartitionsByExprRequest
+    req = PartitionsByExprRequest(dbName=db, tblName=tbl, expr=hive_exprs()[statement], maxParts=-1)
+    want = sorted(tuple(v) for v in partition_values(p.partitions) if EXPR_SELECTS[statement](v))
+
+    def check(r: Any) -> None:
+        if r.hasUnknownPartitions or sorted(tuple(x.values) for x in r.partitions) != want:
+            raise RuntimeError(f"get_partitions_by_expr: not the partitions of {statement!r}")
+
+    out = wire_benchmark(port, "get_partitions_by_expr", (req,), len(want), p.filter_reps,
+                         min(p.budget_s, EXTRA_BUDGET_S), size=lambda r: len(r.partitions), check=check)
+    out["statement"] = statement
+    return out
 
 
 # ----------------------------------------------------------------------------------------- the targets
@@ -478,8 +551,12 @@ class ReferenceOnDb(JdbcReference):
 
 def server_warmup(port: int, db: str, p: Params) -> dict[str, Any]:
     """Every kind of call the benchmarks make, in a loop, before measuring anything."""
-    from hive_metastore.ttypes import AddPartitionsRequest
+    from hive_metastore.ttypes import AddPartitionsRequest, FieldSchema, PartitionsByExprRequest, PartitionValuesRequest
 
+    exprs = [PartitionsByExprRequest(dbName=db, tblName="warm", expr=e, maxParts=-1) for e in hive_exprs().values()]
+    values_req = PartitionValuesRequest(dbName=db, tblName="warm", partitionKeys=[FieldSchema("ds", "string", None),
+                                                                                 FieldSchema("hr", "int", None)],
+                                        applyDistinct=True, maxParts=-1)
     c = Client(port)
     try:
         c.create_table(table(db, "warm"))
@@ -496,6 +573,8 @@ def server_warmup(port: int, db: str, p: Params) -> dict[str, Any]:
             c.drop_table(db, f"warm_cd_{rounds}", True)
             c.get_partitions(db, "warm", -1)
             c.get_partitions_by_filter(db, "warm", f'ds = "{days()[rounds % 100]}"', -1)
+            c.get_partition_values(values_req)
+            c.get_partitions_by_expr(exprs[rounds % len(exprs)])
             rounds += 1
     finally:
         c.close()
@@ -646,20 +725,25 @@ def add_partitions_run(port: int, db: str, tbl: str, p: Params) -> dict[str, Any
 
 
 def wire_benchmark(port: int, method: str, args: tuple[Any, ...], expect: int, reps: int, budget_s: float,
-                   client_call: bool = False) -> dict[str, Any]:
+                   client_call: bool = False, size: Callable[[Any], int] = len,
+                   check: Callable[[Any], None] | None = None) -> dict[str, Any]:
+    """`size` counts the partitions (or rows) of a reply, which must be `expect` in every reply; `check`, when
+    given, looks at the first reply's content."""
     call = WireCall(port, method, *args)
     try:
         first = call.first()  # warm-up, and the reply's length
-        if len(first) != expect:
-            raise RuntimeError(f"{method}: {len(first)} partitions, expected {expect}")
+        if size(first) != expect:
+            raise RuntimeError(f"{method}: {size(first)} partitions, expected {expect}")
+        if check is not None:
+            check(first)
         call.timed()  # one more untimed call
         times = []
         start = time.monotonic()
         while len(times) < reps and (len(times) < 3 or time.monotonic() - start < budget_s):
             t, data = call.timed()
             got = decode_reply(method, data)
-            if len(got) != expect:
-                raise RuntimeError(f"{method}: {len(got)} partitions, expected {expect}")
+            if size(got) != expect:
+                raise RuntimeError(f"{method}: {size(got)} partitions, expected {expect}")
             times.append(t)
     finally:
         call.close()
@@ -670,7 +754,7 @@ def wire_benchmark(port: int, method: str, args: tuple[Any, ...], expect: int, r
         c = Client(port)
         try:
             t0 = time.perf_counter()
-            n = len(getattr(c, method)(*args))
+            n = size(getattr(c, method)(*args))
             out["client_call_ms"] = (time.perf_counter() - t0) * 1000
             assert n == expect
         finally:
@@ -748,6 +832,11 @@ def run_target(target: Any, p: Params) -> dict[str, Any]:
     step("get_partitions_by_filter", f'get_partitions_by_filter ds = "{day}"',
          lambda: wire_benchmark(target.port, "get_partitions_by_filter", (db, "t_parts", f'ds = "{day}"', -1),
                                 max(1, p.partitions // 100), p.filter_reps, p.budget_s))
+    step("get_partition_values", f"get_partition_values (ds, hr) of {p.partitions:,}",
+         lambda: partition_values_call(target.port, db, "t_parts", p))
+    for key, statement in (("get_partitions_by_expr", EXPR_DAY), ("get_partitions_by_expr_or", EXPR_OR)):
+        step(key, f"get_partitions_by_expr {statement.split(' WHERE ')[1]}",
+             lambda statement=statement: partitions_by_expr_call(target.port, db, "t_parts", statement, p))
     step("stats", f"column statistics calls on {STATS_PARTS} partitions",
          lambda: stats_calls(target.port, db, "t_parts", p))
     res["rss"] = rss_mib(target.pid)
@@ -781,10 +870,12 @@ def values(res: dict[str, Any]) -> dict[str, float]:
             "add_partitions": res["add_partitions"]["total_s"],
             "get_partitions": res["get_partitions"]["median_ms"],
             "get_partitions_by_filter": res["get_partitions_by_filter"]["median_ms"],
+            **{k: res[k]["median_ms"] for k in WIRE_ROWS if k in res},
             **{k: res["stats"][k]["median_ms"] for k in STATS_ROWS if k in res.get("stats", {})},
             "rss": res["rss"]["rss_mib"]}
 
 
+WIRE_ROWS = ("get_partition_values", "get_partitions_by_expr", "get_partitions_by_expr_or")
 STATS_ROWS = ("set_aggr_stats_for", "update_partition_column_statistics", "get_aggr_stats_for",
               "get_partitions_statistics_req", "get_table_statistics_req")
 

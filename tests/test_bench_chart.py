@@ -37,3 +37,19 @@ def test_no_chart_without_reference(tmp_path: Path) -> None:
     rows = [_row("get_table_1", "higher", {"sqlite": 9000.0}, None)]
     assert write_chart(rows, {}, tmp_path / "results.png") is False
     assert not (tmp_path / "results.png").exists()
+
+
+def test_every_row_of_the_bench_draws(tmp_path: Path) -> None:
+    """The rows bench/run.py reports (statistics, get_partition_values, get_partitions_by_expr included), through
+    its build_rows, on two stores with a reference each."""
+    import run
+
+    ids = [r.id for r in run.rows_for(run.FULL)]
+    assert {"get_partition_values", "get_partitions_by_expr", "get_partitions_by_expr_or"} <= set(ids)
+    ours = {"sqlite": {i: 2.0 + k for k, i in enumerate(ids)}, "postgres": {i: 3.0 + k for k, i in enumerate(ids)}}
+    refs = {"derby": {i: 20.0 + k for k, i in enumerate(ids)}, "postgres": {i: 9.0 + k for k, i in enumerate(ids)}}
+    rows = run.build_rows(run.FULL, ours, refs)
+    assert [r["id"] for r in rows] == ids and all(r["reference"] and r["ratio"]["sqlite"] for r in rows)
+    out = tmp_path / "results.png"
+    assert write_chart(rows, {"finished": "2026-11-28T10:00:00+00:00", "command": "python bench/run.py"}, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
