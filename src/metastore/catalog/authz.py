@@ -459,12 +459,19 @@ LOCK_RULES: dict[str, tuple[_Rule, _Post | None]] = {
     "show_locks": (_open, _filter_locks),
     # a compaction request is the table owner's (Hive's SQL standard authorization: ALTERTABLE_COMPACT)
     "compact": (lambda c, a: c.table_ownership(a["db"], a["table"]), None),
+    # write ids and write notifications are a writer's (as a write lock on the table)
+    "allocate_table_write_ids": (lambda c, a: c.table(a["db"], a["table"], WRITE), None),
+    "add_write_notifications": (lambda c, a: c.table(a["db"], a["table"], WRITE), None),
+    # seeds move where ids start (replication, migration): an administrator's
+    "seed_txn_id": (_admin, None),
+    "seed_write_id": (_admin, None),
 }
 # the lock manager's other calls act on a lock or transaction id the caller holds, or list transactions and
 # compaction requests (as Hive, unchecked)
 LOCK_OPEN = frozenset({"release_gone_holders", "check_lock", "unlock", "heartbeat", "open_txns",
                        "abort_txn", "commit_txn", "get_open_txns", "transaction", "add_dynamic_partitions",
-                       "get_open_txns_info", "show_compactions"})
+                       "get_open_txns_info", "show_compactions", "abort_txns", "heartbeat_txn_range",
+                       "latest_txnid_in_conflict", "max_allocated_write_id", "valid_write_ids"})
 
 
 def _renamed(a: dict[str, Any]) -> bool:

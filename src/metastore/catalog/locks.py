@@ -21,6 +21,17 @@ a pid reused by a process started at another time): once when a process makes it
 whenever such a lock blocks a request. A holder on another machine, or one whose state cannot be read, is
 never judged dead: its locks expire with the timeout as before, so no live holder ever loses its lock.
 
+Write ids (Hive 3's, for insert-only and full ACID tables): a transaction that writes a table gets a write id on
+it (allocate_table_write_ids), the table's next one (NEXT_WRITE_ID: 1, 2, ... without gaps, allocated inside the
+serialized store write transaction, so several server processes never hand out one twice); a transaction that asks
+again for the same table gets the same id. A reader turns its valid transaction list (Hive's ValidReadTxnList
+string, or the current transactions) into each table's valid write-id list (valid_write_ids), as Hive's
+TxnHandler: the high-water mark is the highest write id of a transaction at or under the list's high-water mark
+(else the table's highest allocated id), and the invalid ids are those of open or aborted transactions (aborted
+ones flagged in abortedBits) and of transactions above the mark. A committed transaction's write ids become valid;
+an aborted one's stay invalid for good: an aborted transaction that was given write ids is never purged from
+TXNS (store/locks.py), so get_open_txns keeps listing it as aborted.
+
 Bounds (a client's request must not make the server allocate or loop without limit): open_txns opens at most
 `max_open_batch` transactions per call (Hive 2.3 clamps the count the same way, it does not refuse) and
 refuses beyond `max_open_txns` open transactions in all (Hive's hive.max.open.txns, same message); a lock
@@ -44,6 +55,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..core.errors import MetaError, NoSuchLock, NoSuchObject, NoSuchTxn, TxnAborted, TxnOpen
+from ..core.events import EventType
+from ..core.messages import JsonMessageFactory, thrift_json
+from ..core.names import java_list, make_part_name
 from ..store.locks import CompactionRow, LockQueries, LockRow, TxnRow
 
 if TYPE_CHECKING:
@@ -73,6 +87,10 @@ COMPACTION_STATES = {"i": "initiated", "w": "working", "r": "ready for cleaning"
 MAX_LOCK_COMPONENTS = 100_000  # one lock request's components (Hive locks a partition per component)
 PURGE_INTERVAL = 60.0  # seconds: a process forgets ended transactions at most this often (and once a timeout)
 TOO_MANY_TXNS = "Maximum allowed number of open transactions has been reached. See hive.max.open.txns."
+MAX_HEARTBEAT_RANGE = 100_000  # transactions one heartbeat_txn_range may name (its answer lists each unknown one)
+MAX_WRITE_NOTIFICATIONS = 10_000  # writes one add_write_notification_log_in_batch may record
+MAX_FILES_TEXT = 64 * 1024 * 1024  # characters of the files one write notification keeps for a table or partition
+NO_MIN_OPEN = 2**63 - 1  # Java's Long.MAX_VALUE: Hive's "no open transaction" in a valid transaction list
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +129,75 @@ class OpenTxns:
     open_txns: list[int]
     min_open_txn: int | None
     aborted: list[int]
+
+
+@dataclass
+class ValidTxns:
+    """A reader's view of transactions (Hive's ValidReadTxnList): every transaction at or under the high-water
+    mark is committed but the exceptions (open, or aborted: `aborted`); any above it is not (yet) valid."""
+
+    high_water_mark: int
+    exceptions: list[int]  # sorted
+    aborted: frozenset[int]
+
+    def __post_init__(self) -> None:
+        self._exc = frozenset(self.exceptions)
+
+    def valid(self, txnid: int) -> bool:
+        return txnid <= self.high_water_mark and txnid not in self._exc
+
+    def is_aborted(self, txnid: int) -> bool:
+        return txnid in self.aborted
+
+
+def parse_valid_txns(text: str | None) -> ValidTxns:
+    """Hive's ValidReadTxnList string, "hwm:minOpenTxn:open,ids:aborted,ids" (Hive 3 and 4; the lists may be
+    empty, trailing parts left out). None or '': every transaction is valid, as Hive reads it."""
+    if not text:
+        return ValidTxns(NO_MIN_OPEN, [], frozenset())
+    parts = text.split(":")
+    while parts and parts[-1] == "":  # Java's split drops trailing empty strings
+        parts.pop()
+    try:
+        if len(parts) < 2:
+            raise ValueError(text)
+        hwm = int(parts[0])
+        int(parts[1])
+        opened = [int(x) for x in parts[2].split(",")] if len(parts) > 2 and parts[2] else []
+        aborted = [int(x) for x in parts[3].split(",")] if len(parts) > 3 and parts[3] else []
+    except ValueError:
+        raise MetaError(f"Invalid valid transaction list: {text[:200]!r}") from None
+    return ValidTxns(hwm, sorted(set(opened) | set(aborted)), frozenset(aborted))
+
+
+def format_valid_txns(v: ValidTxns) -> str:
+    """The string Hive's ValidReadTxnList.writeToString makes of `v`."""
+    opened = [t for t in v.exceptions if t not in v.aborted]
+    low = min(opened) if opened else NO_MIN_OPEN
+    return (f"{v.high_water_mark}:{low}:{','.join(map(str, opened))}:"
+            f"{','.join(str(t) for t in v.exceptions if t in v.aborted)}")
+
+
+@dataclass
+class TableWriteIds:
+    """A table's valid write-id list for a reader (Hive's TableValidWriteIds)."""
+
+    full_name: str
+    high_water_mark: int
+    invalid: list[int]  # sorted
+    aborted: list[int]  # those of `invalid` whose transaction aborted
+    min_open: int | None
+
+
+@dataclass
+class WriteNote:
+    """One write a transaction reports (add_write_notification_log): its write id, the partition's values (none
+    for an unpartitioned table) and the files written."""
+
+    txnid: int
+    write_id: int
+    partition_values: list[str] | None
+    files: list[str]
 
 
 def _now_ms() -> int:
@@ -271,6 +358,12 @@ class Locks:
         """(queries, now in ms) inside one store write transaction, expired locks and transactions already
         gone (every call expires first, so a dead holder blocks others for at most the timeout); with
         `txnid`, that transaction is checked to be open before anything else."""
+        with self._session_tx(txnid) as (_, q, now):
+            yield q, now
+
+    @contextmanager
+    def _session_tx(self, txnid: int | None = None) -> Iterator[tuple[Tx, LockQueries, int]]:
+        """_session, with the store transaction itself (to write events in it)."""
         pid = os.getpid()
         sweep = self._swept_pid != pid
         mono = time.monotonic()
@@ -283,7 +376,7 @@ class Locks:
                 self._release_gone(q)
             if txnid:
                 self._open_txn(q, txnid)
-            yield q, now
+            yield tx, q, now
         if sweep:  # only once committed: a call that failed rolled the release back
             self._swept_pid = pid
         if purge:  # likewise
@@ -525,6 +618,214 @@ class Locks:
         that the transaction is open (NoSuchTxn, TxnAborted)."""
         with self._session(txnid):
             pass
+
+
+    # ---- Hive 3's transaction calls: several transactions at once, seeds ----------------------------------
+
+    def abort_txns(self, txnids: list[int]) -> None:
+        """Abort those of the transactions that are open and release their locks, as Hive's abortTxns: any other
+        (committed, aborted, unknown) is passed over, no error."""
+        with self._session() as (q, now):
+            q.end_txns([t.id for t in q.txns_in(txnids) if t.state == "o"], "a", now)
+
+    def heartbeat_txn_range(self, lo: int, hi: int) -> tuple[set[int], set[int]]:
+        """Heartbeat the open transactions of ids lo..hi; (the aborted ones, the ones unknown or committed), as
+        Hive's heartbeatTxnRange; an empty range (max below min) is an error, as in Hive (whose query of no ids
+        fails)."""
+        if hi - lo + 1 > MAX_HEARTBEAT_RANGE:
+            raise MetaError(f"A heartbeat range of {hi - lo + 1} transactions, more than {MAX_HEARTBEAT_RANGE}")
+        if hi < lo:
+            raise MetaError(f"A heartbeat range from {lo} to {hi} is empty: its max is below its min")
+        with self._session() as (q, now):
+            rows = q.txns_between(lo, hi)
+            q.heartbeat_txns([t.id for t in rows if t.state == "o"], now)
+        aborted = {t.id for t in rows if t.state == "a"}
+        live = {t.id for t in rows if t.state in ("o", "a")}
+        return aborted, {i for i in range(lo, hi + 1) if i not in live}
+
+    def seed_txn_id(self, seed: int) -> None:
+        """The next transaction id becomes `seed` (Hive's seed_txn_id, for replication and migration), which must
+        lie above every id given out."""
+        with self._session() as (q, _):
+            hwm = q.txn_high_water_mark()
+            if seed <= hwm:
+                raise MetaError(f"Invalid txnId seed {seed}, the highWaterMark is {hwm}")
+            q.seed_txn_id(seed)
+
+    def latest_txnid_in_conflict(self, txnid: int) -> int:
+        """Hive's get_latest_txnid_in_conflict: the latest committed transaction whose updates or deletes overlap
+        those of `txnid` (a materialized view's rebuild checks it). No write set of updates and deletes is kept
+        here (Hive's WRITE_SET), so no transaction is ever in conflict: 0, Hive's answer for none."""
+        return 0
+
+    # ---- write ids ------------------------------------------------------------------------------------
+
+    def allocate_table_write_ids(self, db: str, table: str, txnids: list[int],
+                                 reallocate: bool = False) -> list[tuple[int, int]]:
+        """(txn id, write id) on the table of each transaction, by txn id: a transaction that has one keeps it
+        (unless `reallocate`, Hive 4's: it gets a new one), the others get the table's next ids in txn-id order,
+        and an ALLOC_WRITE_ID event names them. Every transaction must be open (TxnAborted when one aborted,
+        NoSuchTxn when one is unknown or committed)."""
+        db, table = db.lower(), table.lower()
+        ids = sorted(set(txnids))
+        if len(ids) > self.max_open_txns:
+            raise MetaError(f"Write ids for {len(ids)} transactions, more than {self.max_open_txns}")
+        if not ids:
+            return []
+        with self._session_tx() as (tx, q, now):
+            found = {t.id: t.state for t in q.txns_in(ids)}
+            bad = [(i, found.get(i, "unknown")) for i in ids if found.get(i) != "o"]
+            if bad:
+                text = (f"Write ID allocation failed on {db}.{table} as not all input txns in open state: "
+                        + "".join(f"{{{i},{st}}}" for i, st in bad[:100]))
+                raise (TxnAborted if any(st == "a" for _, st in bad) else NoSuchTxn)(text)
+            if reallocate:
+                q.delete_write_ids_of_txns(db, table, ids)
+                have: dict[int, int] = {}
+            else:
+                have = q.write_ids_of_txns(db, table, ids)
+            missing = [i for i in ids if i not in have]
+            if missing:
+                first = q.next_write_ids(db, table, len(missing))
+                new = [(t, first + k) for k, t in enumerate(missing)]
+                q.insert_write_ids(db, table, new)
+                msg = self._messages()
+                tx.add_event(EventType.ALLOC_WRITE_ID, db, table, msg.alloc_write_id(db, table, new), msg.format,
+                             now // 1000)
+                have.update(new)
+            return sorted(have.items())
+
+    def _messages(self) -> JsonMessageFactory:
+        msg = getattr(self.catalog, "msg", None)
+        return msg if isinstance(msg, JsonMessageFactory) else JsonMessageFactory()
+
+    def max_allocated_write_id(self, db: str, table: str) -> int:
+        """The table's highest allocated write id; 0 when it has none (Hive's get_max_allocated_table_write_id)."""
+        with self.catalog.transaction() as tx:
+            nxt = tx.lock_queries().next_write_id(db.lower(), table.lower())
+        return 0 if nxt is None else nxt - 1
+
+    def seed_write_id(self, db: str, table: str, seed: int) -> None:
+        """The table's write ids start after `seed` (Hive's seed_write_id, when a table becomes transactional or
+        is replicated): only for a table that has allocated none."""
+        if seed < 0:
+            raise MetaError(f"Invalid write id seed {seed}")
+        db, table = db.lower(), table.lower()
+        with self.catalog.transaction() as tx:
+            q = tx.lock_queries()
+            if q.next_write_id(db, table) is not None:
+                raise MetaError(f"Write ids of {db}.{table} are allocated already: a seed is for a table that has "
+                                "none")
+            q.seed_write_id(db, table, seed + 1)
+
+    def valid_write_ids(self, full_names: list[str], valid_txn_list: str | None,
+                        write_id: int | None = None) -> list[TableWriteIds]:
+        """Each table's ("db.table") valid write-id list against the reader's valid transaction list (Hive's
+        ValidReadTxnList string); without one, against the transactions now (as seen by the transaction of
+        `write_id` on the first table, Hive 4's, when given), as Hive's getValidWriteIds."""
+        names = [_split_full_name(n) for n in full_names]
+        with self._session() as (q, _):
+            if valid_txn_list:
+                v = parse_valid_txns(valid_txn_list)
+            else:
+                current = 0
+                if write_id is not None and names:
+                    current = q.txn_of_write_id(*names[0], write_id) or 0
+                v = self._current_txns(q, current)
+            return [self._table_write_ids(q, full, db, table, v)
+                    for full, (db, table) in zip(full_names, names)]
+
+    @staticmethod
+    def _current_txns(q: LockQueries, current: int) -> ValidTxns:
+        """The valid transaction list of now, as Hive's client makes it from get_open_txns for transaction
+        `current` (0: none): its own and later transactions are left out, and the mark is at most `current`."""
+        hwm = q.txn_high_water_mark()
+        rows = [r for r in q.txns(["o", "a"]) if r.id <= hwm and (not current or r.id < current)]
+        if current:
+            hwm = min(hwm, current)
+        return ValidTxns(hwm, [r.id for r in rows], frozenset(r.id for r in rows if r.state == "a"))
+
+    @staticmethod
+    def _table_write_ids(q: LockQueries, full: str, db: str, table: str, v: ValidTxns) -> TableWriteIds:
+        hwm = q.max_write_id_under(db, table, min(v.high_water_mark, NO_MIN_OPEN))
+        if hwm <= 0:  # no transaction under the mark wrote it: the table's highest allocated id, if any
+            nxt = q.next_write_id(db, table)
+            hwm = max(nxt - 1, 0) if nxt is not None else 0
+        invalid: list[int] = []
+        aborted: list[int] = []
+        min_open: int | None = None
+        for txnid, wid in q.write_ids_not_valid(db, table, hwm, v.exceptions, v.high_water_mark):
+            if v.valid(txnid):
+                continue
+            invalid.append(wid)
+            if v.is_aborted(txnid):
+                aborted.append(wid)
+            elif min_open is None or wid < min_open:
+                min_open = wid
+        return TableWriteIds(full, hwm, invalid, aborted, min_open)
+
+    # ---- write notifications --------------------------------------------------------------------------
+
+    def add_write_notifications(self, db: str, table: str, writes: list[WriteNote], batch: bool = False) -> None:
+        """Record what transactions wrote to the table or its partitions (Hive's add_write_notification_log, and
+        with `batch` add_write_notification_log_in_batch): one row per transaction and table or partition
+        (TXN_WRITE_NOTIFICATION_LOG) with the table's and partition's JSON and the files; a repeated write adds
+        its files. As Hive: the table must exist (NoSuchObject); a partition too, but a batch passes over the
+        writes to partitions that do not exist. Hive writes no notification event for them (its COMMIT_TXN
+        message carries them), nor does this server."""
+        if len(writes) > MAX_WRITE_NOTIFICATIONS:
+            raise MetaError(f"{len(writes)} write notifications in one call, more than {MAX_WRITE_NOTIFICATIONS}")
+        db, table = db.lower(), table.lower()
+        with self.catalog.transaction() as tx:
+            t = tx.get_table(db, table)
+            if t is None:
+                raise NoSuchObject(f"{db}.{table} table not found")
+            keys = [k.name for k in t.partitionKeys or []]
+            table_json = thrift_json(t)
+            q = tx.lock_queries()
+            for w in writes:
+                pname, part_json = "", None
+                if keys:
+                    vals = list(w.partition_values or [])
+                    found = tx.partitions(t, names=[make_part_name(keys, vals)]) if len(vals) == len(keys) else []
+                    if not found:
+                        if batch:
+                            continue
+                        raise NoSuchObject(f"partition values={java_list(vals)}")
+                    pname, part_json = make_part_name(keys, vals), thrift_json(found[0])
+                self._note_write(q, w, db, table, pname, table_json, part_json)
+
+    @staticmethod
+    def _note_write(q: LockQueries, w: WriteNote, db: str, table: str, pname: str, table_json: str,
+                    part_json: str | None) -> None:
+        now = int(time.time())
+        old = q.write_notification(w.txnid, db, table, pname)
+        files = [str(f) for f in w.files]
+        if old is not None:
+            before = [str(f) for f in json.loads(old[1] or "[]")]
+            added = [f for f in files if f not in set(before)]
+            if not added:  # a retried call: its files are there already
+                return
+            files = before + added
+        text = json.dumps(files)
+        if len(text) > MAX_FILES_TEXT:
+            raise MetaError(f"The files written by {_txn_name(w.txnid)} to {db}.{table} exceed "
+                            f"{MAX_FILES_TEXT} characters")
+        values = {"WNL_TABLE_OBJ": table_json, "WNL_PARTITION_OBJ": part_json, "WNL_FILES": text,
+                  "WNL_EVENT_TIME": now}
+        if old is None:
+            q.insert_write_notification({"WNL_TXNID": w.txnid, "WNL_WRITEID": w.write_id, "WNL_DATABASE": db,
+                                         "WNL_TABLE": table, "WNL_PARTITION": pname, **values})
+        else:
+            q.update_write_notification(old[0], values)
+
+
+def _split_full_name(name: str) -> tuple[str, str]:
+    """(db, table) of Hive's "db.table", lower-cased."""
+    db, dot, table = (name or "").partition(".")
+    if not dot or not db or not table or "." in table:
+        raise MetaError(f"A table's full name is db.table, not {name!r}")
+    return db.lower(), table.lower()
 
 
 def aborted_bits(ids: list[int], aborted: list[int]) -> bytes:

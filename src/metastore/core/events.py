@@ -32,6 +32,7 @@ class EventType(StrEnum):
     OPEN_TXN = "OPEN_TXN"
     COMMIT_TXN = "COMMIT_TXN"
     ABORT_TXN = "ABORT_TXN"
+    # written by Hive 3/4 and by this metastore (allocate_table_write_ids)
     ALLOC_WRITE_ID = "ALLOC_WRITE_ID"
 
     @classmethod

@@ -128,6 +128,11 @@ class JsonMessageFactory:
     def drop_constraint(self, db: str, table: str, name: str) -> str:
         return self._dump(self._head(dbName=db, tableName=table, constraintName=name, timestamp=self._now()))
 
+    def alloc_write_id(self, db: str, table: str, pairs: list[tuple[int, int]]) -> str:
+        """ALLOC_WRITE_ID (Hive 3's): the write ids a table gave transactions, as parallel lists."""
+        return self._dump(self._head(dbName=db, tableName=table, txnIdList=[t for t, _ in pairs],
+                                     writeIdList=[w for _, w in pairs], timestamp=self._now()))
+
 
 # ---- reading: decode() turns an event's message into one of the typed messages below ----
 
@@ -352,7 +357,7 @@ class DropFunction(Message):
 
 @dataclass(frozen=True)
 class TxnMessage(Message):
-    """OPEN_TXN, COMMIT_TXN, ABORT_TXN, ALLOC_WRITE_ID (Hive 3/4): {"txnid": N, "databases": [...],
+    """OPEN_TXN, COMMIT_TXN, ABORT_TXN (Hive 3/4): {"txnid": N, "databases": [...],
     "tables": [...]}, tables named "db.table" or paired with `databases` by index."""
 
     @property
@@ -379,6 +384,21 @@ class TxnMessage(Message):
 
 
 @dataclass(frozen=True)
+class AllocWriteId(Message):
+    """ALLOC_WRITE_ID (Hive 3/4): {"dbName", "tableName", "txnIdList": [...], "writeIdList": [...]}, the write
+    ids the table gave those transactions."""
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """(txn id, write id) of each allocation, in message order."""
+        txns, wids = _items(self.raw, "txnIdList"), _items(self.raw, "writeIdList")
+        return [(t, w) for t, w in zip(txns, wids) if isinstance(t, int) and isinstance(w, int)]
+
+    def tables(self) -> list[tuple[str, str]]:
+        d, t = self.raw.get("dbName"), self.raw.get("tableName")
+        return [(d.lower(), t.lower())] if isinstance(d, str) and isinstance(t, str) else []
+
+
+@dataclass(frozen=True)
 class Unknown(Message):
     """A type this project does not read (a newer Hive's); its raw fields are all there is."""
 
@@ -390,7 +410,7 @@ _TYPES: dict[EventType, type[Message]] = {
     EventType.ALTER_PARTITION: AlterPartition, EventType.DROP_PARTITION: DropPartition, EventType.INSERT: Insert,
     EventType.CREATE_FUNCTION: CreateFunction, EventType.DROP_FUNCTION: DropFunction,
     EventType.OPEN_TXN: TxnMessage, EventType.COMMIT_TXN: TxnMessage, EventType.ABORT_TXN: TxnMessage,
-    EventType.ALLOC_WRITE_ID: TxnMessage,
+    EventType.ALLOC_WRITE_ID: AllocWriteId,
 }
 
 

@@ -1,4 +1,5 @@
-"""Queries of the lock manager's tables (HIVE_LOCKS, TXNS, NEXT_LOCK_ID, NEXT_TXN_ID).
+"""Queries of the lock manager's tables (HIVE_LOCKS, TXNS, NEXT_LOCK_ID, NEXT_TXN_ID) and of the write ids'
+(TXN_TO_WRITE_ID, NEXT_WRITE_ID, TXN_WRITE_NOTIFICATION_LOG).
 
 Run inside a store write transaction (Store.write), which serializes writers across server processes, so
 a read-check-write here (allocating an id, granting a lock) cannot race another server.
@@ -17,6 +18,10 @@ from . import schema as s
 L = s.hive_locks.c
 T = s.txns.c
 C = s.compaction_queue.c
+W = s.txn_to_write_id.c
+N = s.next_write_id.c
+WNL = s.txn_write_notification_log.c
+IN_CHUNK = 1000  # ids in one IN (...) list
 
 
 @dataclass
@@ -191,11 +196,147 @@ class LockQueries:
         return ids
 
     def purge_ended_txns(self, ended_before: int) -> int:
-        """Forget the transactions that ended (committed or aborted) before `ended_before`. Nothing is written
-        under a transaction here (no ACID data), so an aborted one is, as Hive's housekeeper treats an aborted
-        transaction without components, of no further use to readers; until then get_open_txns lists it."""
+        """Forget the transactions that ended (committed or aborted) before `ended_before`, but an aborted one
+        that was given write ids: what it wrote stays invalid to every reader only as long as get_open_txns lists
+        it as aborted (Hive keeps such a transaction until its compactor has cleaned the data; none runs here).
+        An aborted transaction without write ids is, as Hive's housekeeper treats one without components, of no
+        further use to readers; until then get_open_txns lists it."""
+        wrote = sa.select(W.T2W_TXNID).where(W.T2W_TXNID == T.TXN_ID).exists()
         return int(self.conn.execute(s.txns.delete().where(
-            T.TXN_STATE.in_(["c", "a"]), T.TXN_LAST_HEARTBEAT < ended_before)).rowcount or 0)
+            T.TXN_LAST_HEARTBEAT < ended_before,
+            sa.or_(T.TXN_STATE == "c", sa.and_(T.TXN_STATE == "a", ~wrote)))).rowcount or 0)
+
+    def txns_in(self, ids: Sequence[int]) -> list[TxnRow]:
+        """The transactions of these ids that TXNS holds, by id."""
+        out: list[TxnRow] = []
+        ids = sorted(set(ids))
+        for i in range(0, len(ids), IN_CHUNK):
+            q = sa.select(s.txns).where(T.TXN_ID.in_(ids[i:i + IN_CHUNK]))
+            out += [_txn(r) for r in self.conn.execute(q)]
+        return sorted(out, key=lambda t: t.id)
+
+    def txns_between(self, lo: int, hi: int) -> list[TxnRow]:
+        q = sa.select(s.txns).where(T.TXN_ID >= lo, T.TXN_ID <= hi).order_by(T.TXN_ID)
+        return [_txn(r) for r in self.conn.execute(q)]
+
+    def end_txns(self, ids: Sequence[int], state: str, now: int) -> None:
+        """End these transactions (set_txn_state for each) and release their locks."""
+        ids = sorted(set(ids))
+        for i in range(0, len(ids), IN_CHUNK):
+            part = ids[i:i + IN_CHUNK]
+            self.conn.execute(s.txns.update().where(T.TXN_ID.in_(part)).values(TXN_STATE=state,
+                                                                               TXN_LAST_HEARTBEAT=now))
+            self.conn.execute(s.hive_locks.delete().where(L.HL_TXNID.in_(part)))
+
+    def heartbeat_txns(self, ids: Sequence[int], now: int) -> None:
+        ids = sorted(set(ids))
+        for i in range(0, len(ids), IN_CHUNK):
+            self.conn.execute(s.txns.update().where(T.TXN_ID.in_(ids[i:i + IN_CHUNK])).values(
+                TXN_LAST_HEARTBEAT=now))
+
+    def seed_txn_id(self, next_id: int) -> None:
+        """The next transaction id becomes `next_id`."""
+        if self.conn.execute(sa.select(s.next_txn_id.c.NTXN_NEXT)).scalar() is None:
+            self.conn.execute(s.next_txn_id.insert().values(NTXN_NEXT=next_id))
+        else:
+            self.conn.execute(s.next_txn_id.update().values(NTXN_NEXT=next_id))
+
+    # ---- write ids --------------------------------------------------------------------------------------
+
+    def write_ids_of_txns(self, db: str, table: str, txnids: Sequence[int]) -> dict[int, int]:
+        """{txn id: its write id on the table} of those of `txnids` that have one."""
+        out: dict[int, int] = {}
+        ids = sorted(set(txnids))
+        for i in range(0, len(ids), IN_CHUNK):
+            q = sa.select(W.T2W_TXNID, W.T2W_WRITEID).where(W.T2W_DATABASE == db, W.T2W_TABLE == table,
+                                                            W.T2W_TXNID.in_(ids[i:i + IN_CHUNK]))
+            out.update((int(t), int(w)) for t, w in self.conn.execute(q))
+        return out
+
+    def delete_write_ids_of_txns(self, db: str, table: str, txnids: Sequence[int]) -> None:
+        ids = sorted(set(txnids))
+        for i in range(0, len(ids), IN_CHUNK):
+            self.conn.execute(s.txn_to_write_id.delete().where(W.T2W_DATABASE == db, W.T2W_TABLE == table,
+                                                               W.T2W_TXNID.in_(ids[i:i + IN_CHUNK])))
+
+    def next_write_id(self, db: str, table: str) -> int | None:
+        """NEXT_WRITE_ID of the table: None when it never allocated one."""
+        v = self.conn.execute(sa.select(N.NWI_NEXT).where(N.NWI_DATABASE == db, N.NWI_TABLE == table)).scalar()
+        return None if v is None else int(v)
+
+    def next_write_ids(self, db: str, table: str, n: int) -> int:
+        """The first of n fresh write ids of the table (the first ever is 1). Run in a write transaction, which
+        serializes writers on the database: no two allocations read the same NWI_NEXT."""
+        cur = self.next_write_id(db, table)
+        if cur is None:
+            self.conn.execute(s.next_write_id.insert().values(NWI_DATABASE=db, NWI_TABLE=table, NWI_NEXT=1 + n))
+            return 1
+        self.conn.execute(s.next_write_id.update().where(N.NWI_DATABASE == db, N.NWI_TABLE == table).values(
+            NWI_NEXT=cur + n))
+        return cur
+
+    def seed_write_id(self, db: str, table: str, next_id: int) -> None:
+        self.conn.execute(s.next_write_id.insert().values(NWI_DATABASE=db, NWI_TABLE=table, NWI_NEXT=next_id))
+
+    def insert_write_ids(self, db: str, table: str, pairs: Sequence[tuple[int, int]]) -> None:
+        self.conn.execute(s.txn_to_write_id.insert(), [
+            {"T2W_TXNID": t, "T2W_DATABASE": db, "T2W_TABLE": table, "T2W_WRITEID": w} for t, w in pairs])
+
+    def max_write_id_under(self, db: str, table: str, txn_hwm: int) -> int:
+        """The highest write id of the table given to a transaction of id <= txn_hwm; 0 when none."""
+        v = self.conn.execute(sa.select(sa.func.max(W.T2W_WRITEID)).where(
+            W.T2W_DATABASE == db, W.T2W_TABLE == table, W.T2W_TXNID <= txn_hwm)).scalar()
+        return int(v or 0)
+
+    def write_ids_not_valid(self, db: str, table: str, max_write_id: int, txnids: Sequence[int],
+                            above_txn: int) -> list[tuple[int, int]]:
+        """(txn id, write id) of the table's write ids <= max_write_id whose transaction is one of `txnids` or has
+        an id above `above_txn`, by write id: every write id a reader may not see (the others' transactions
+        committed)."""
+        base = sa.select(W.T2W_TXNID, W.T2W_WRITEID).where(W.T2W_DATABASE == db, W.T2W_TABLE == table,
+                                                           W.T2W_WRITEID <= max_write_id)
+        rows = {(int(t), int(w)) for t, w in self.conn.execute(base.where(W.T2W_TXNID > above_txn))}
+        ids = sorted(set(txnids))
+        for i in range(0, len(ids), IN_CHUNK):
+            rows.update((int(t), int(w)) for t, w in self.conn.execute(
+                base.where(W.T2W_TXNID.in_(ids[i:i + IN_CHUNK]))))
+        return sorted(rows, key=lambda r: r[1])
+
+    def txn_of_write_id(self, db: str, table: str, write_id: int) -> int | None:
+        v = self.conn.execute(sa.select(W.T2W_TXNID).where(W.T2W_DATABASE == db, W.T2W_TABLE == table,
+                                                           W.T2W_WRITEID == write_id)).scalar()
+        return None if v is None else int(v)
+
+    def delete_write_ids(self, db: str, table: str | None = None) -> int:
+        """Forget the write ids of a dropped table (or of every table of a dropped database)."""
+        n = 0
+        for t, c_db, c_table in ((s.txn_to_write_id, W.T2W_DATABASE, W.T2W_TABLE),
+                                 (s.next_write_id, N.NWI_DATABASE, N.NWI_TABLE)):
+            q = t.delete().where(c_db == db)
+            if table is not None:
+                q = q.where(c_table == table)
+            n += self.conn.execute(q).rowcount or 0
+        return n
+
+    # ---- write notifications (add_write_notification_log) -----------------------------------------------
+
+    def write_notification(self, txnid: int, db: str, table: str, partition: str) -> tuple[int, str | None] | None:
+        """(WNL_ID, WNL_FILES) of the transaction's row for the table or partition, if any."""
+        r = self.conn.execute(sa.select(WNL.WNL_ID, WNL.WNL_FILES).where(
+            WNL.WNL_TXNID == txnid, WNL.WNL_DATABASE == db, WNL.WNL_TABLE == table,
+            WNL.WNL_PARTITION == partition).order_by(WNL.WNL_ID)).first()
+        return None if r is None else (int(r[0]), r[1])
+
+    def insert_write_notification(self, row: dict[str, Any]) -> None:
+        self.conn.execute(s.txn_write_notification_log.insert(), [row])
+
+    def update_write_notification(self, wnl_id: int, values: dict[str, Any]) -> None:
+        self.conn.execute(s.txn_write_notification_log.update().where(WNL.WNL_ID == wnl_id).values(values))
+
+    def write_notifications(self, txnid: int) -> list[dict[str, Any]]:
+        """The rows of a transaction's writes, in the order written."""
+        q = sa.select(s.txn_write_notification_log).where(WNL.WNL_TXNID == txnid).order_by(WNL.WNL_ID)
+        return [dict(r._mapping) for r in self.conn.execute(q)]
 
     # ---- compaction requests --------------------------------------------------------------------------
 

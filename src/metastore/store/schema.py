@@ -330,6 +330,45 @@ next_compaction_queue_id = sa.Table(
     sa.Column("NCQ_NEXT", sa.BigInteger(), primary_key=True, autoincrement=False),
     **_MYSQL,
 )
+# Write ids (Hive 3's): each table numbers the transactions that write it, 1, 2, ... without gaps. TXN_TO_WRITE_ID
+# maps a transaction to its write id on a table (one per transaction and table, one transaction per write id);
+# NEXT_WRITE_ID holds each table's next write id (a table without a row has allocated none). Readers turn them into
+# a table's valid write-id list against their valid transaction list (catalog/locks.py).
+txn_to_write_id = sa.Table(
+    "TXN_TO_WRITE_ID", metadata,
+    sa.Column("T2W_TXNID", sa.BigInteger(), primary_key=True, autoincrement=False),
+    sa.Column("T2W_DATABASE", sa.String(NAME_LEN), primary_key=True),
+    sa.Column("T2W_TABLE", sa.String(256), primary_key=True),
+    sa.Column("T2W_WRITEID", sa.BigInteger(), nullable=False),
+    sa.UniqueConstraint("T2W_DATABASE", "T2W_TABLE", "T2W_WRITEID"),
+    sa.Index("IX_TXN_TO_WRITE_ID_T2W_TXNID", "T2W_TXNID"),
+    **_MYSQL,
+)
+next_write_id = sa.Table(
+    "NEXT_WRITE_ID", metadata,
+    sa.Column("NWI_DATABASE", sa.String(NAME_LEN), primary_key=True),
+    sa.Column("NWI_TABLE", sa.String(256), primary_key=True),
+    sa.Column("NWI_NEXT", sa.BigInteger(), nullable=False),
+    **_MYSQL,
+)
+# What a transaction wrote (add_write_notification_log, Hive's TXN_WRITE_NOTIFICATION_LOG): one row per
+# transaction and table or partition (WNL_PARTITION: its name, '' for an unpartitioned table), the table's and
+# partition's Thrift JSON at the write and the files written (a JSON list; a repeated call adds its files).
+txn_write_notification_log = sa.Table(
+    "TXN_WRITE_NOTIFICATION_LOG", metadata,
+    _id("WNL_ID"),
+    sa.Column("WNL_TXNID", sa.BigInteger(), nullable=False),
+    sa.Column("WNL_WRITEID", sa.BigInteger(), nullable=False),
+    sa.Column("WNL_DATABASE", sa.String(NAME_LEN), nullable=False),
+    sa.Column("WNL_TABLE", sa.String(256), nullable=False),
+    sa.Column("WNL_PARTITION", sa.String(PART_NAME_LEN), nullable=False),
+    sa.Column("WNL_TABLE_OBJ", LongText, nullable=False),
+    sa.Column("WNL_PARTITION_OBJ", LongText),
+    sa.Column("WNL_FILES", LongText),
+    sa.Column("WNL_EVENT_TIME", sa.Integer(), nullable=False),
+    sa.Index("IX_TXN_WRITE_NOTIFICATION_LOG_WNL_TXNID", "WNL_TXNID"),
+    **_MYSQL,
+)
 
 # Scheduled queries (Hive 4's SCHEDULED_QUERIES and SCHEDULED_EXECUTIONS) and replication metrics
 # (REPLICATION_METRICS): the replication policies that `metastore serve` runs, one execution at a time per

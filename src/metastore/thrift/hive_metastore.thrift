@@ -661,6 +661,85 @@ struct GetOpenTxnsInfoResponse {
   2: required list<TxnInfo> open_txns
 }
 
+// Hive 3's transaction calls: several transactions at once, heartbeats of a range, seeds (Hive 4's
+// get_open_txns_req, seed_write_id, seed_txn_id). excludeTxnTypes: Hive's TxnType values
+struct AbortTxnsRequest {
+  1: required list<i64> txn_ids,
+  2: i64 errorCode
+}
+
+struct GetOpenTxnsRequest {
+  1: list<i32> excludeTxnTypes
+}
+
+struct HeartbeatTxnRangeRequest {
+  1: required i64 min,
+  2: required i64 max
+}
+
+struct HeartbeatTxnRangeResponse {
+  1: required set<i64> aborted,
+  2: required set<i64> nosuch
+}
+
+struct SeedTxnIdRequest {
+  1: required i64 seedTxnId
+}
+
+// Write ids (Hive 3): a table's ids for the transactions writing it, and a reader's valid write-id lists.
+// fullTableNames: "db.table"; validTxnList: Hive's ValidReadTxnList string; writeId: Hive 4's
+struct GetValidWriteIdsRequest {
+  1: required list<string> fullTableNames,
+  2: string validTxnList,
+  3: i64 writeId
+}
+
+// abortedBits: bit i (java.util.BitSet's bytes) set when invalidWriteIds[i] was written by an aborted transaction
+struct TableValidWriteIds {
+  1: required string fullTableName,
+  2: required i64 writeIdHighWaterMark,
+  3: required list<i64> invalidWriteIds,
+  4: i64 minOpenWriteId,
+  5: required binary abortedBits
+}
+
+struct GetValidWriteIdsResponse {
+  1: required list<TableValidWriteIds> tblValidWriteIds
+}
+
+struct TxnToWriteId {
+  1: required i64 txnId,
+  2: required i64 writeId
+}
+
+struct AllocateTableWriteIdsRequest {
+  1: required string dbName,
+  2: required string tableName,
+  3: list<i64> txnIds,
+  4: string replPolicy,
+  5: list<TxnToWriteId> srcTxnToWriteIdList,
+  6: bool reallocate = false
+}
+
+struct AllocateTableWriteIdsResponse {
+  1: required list<TxnToWriteId> txnToWriteIds
+}
+
+struct MaxAllocatedTableWriteIdRequest {
+  1: required string dbName,
+  2: required string tableName
+}
+
+struct MaxAllocatedTableWriteIdResponse {
+  1: required i64 maxWriteId
+}
+
+struct SeedTableWriteIdsRequest {
+  1: required string dbName,
+  2: required string tableName,
+  3: required i64 seedWriteId
+}
+
 // ALTER TABLE ... COMPACT and SHOW COMPACTIONS. type: Hive's CompactionType (1 minor, 2 major)
 struct CompactionRequest {
   1: required string dbname,
@@ -710,6 +789,29 @@ struct InsertEventRequestData {
   3: list<string> filesAddedChecksumV3,
   4: list<string> subDirectoryList,
   5: list<string> partitionVal
+}
+
+// What a transaction wrote (Hive 3). fileInfo in Hive 3's layout: its files arrive in field 2 (see above)
+struct WriteNotificationLogRequest {
+  1: required i64 txnId,
+  2: required i64 writeId,
+  3: required string db,
+  4: required string table,
+  5: required InsertEventRequestData fileInfo,
+  6: list<string> partitionVals
+}
+
+struct WriteNotificationLogResponse {
+}
+
+struct WriteNotificationLogBatchRequest {
+  1: required string catalog,
+  2: required string db,
+  3: required string table,
+  4: required list<WriteNotificationLogRequest> requestList
+}
+
+struct WriteNotificationLogBatchResponse {
 }
 
 struct FireEventRequestData {
@@ -1332,6 +1434,17 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void commit_txn(1: CommitTxnRequest rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2),
   GetOpenTxnsResponse get_open_txns(),
   GetOpenTxnsInfoResponse get_open_txns_info(),
+  void abort_txns(1: AbortTxnsRequest rqst) throws (1: NoSuchTxnException o1),
+  GetOpenTxnsResponse get_open_txns_req(1: GetOpenTxnsRequest getOpenTxnsRequest),
+  HeartbeatTxnRangeResponse heartbeat_txn_range(1: HeartbeatTxnRangeRequest txns),
+  void seed_txn_id(1: SeedTxnIdRequest rqst) throws (1: MetaException o1),
+  i64 get_latest_txnid_in_conflict(1: i64 txnId) throws (1: MetaException o1),
+  GetValidWriteIdsResponse get_valid_write_ids(1: GetValidWriteIdsRequest rqst) throws (1: NoSuchTxnException o1, 2: MetaException o2),
+  AllocateTableWriteIdsResponse allocate_table_write_ids(1: AllocateTableWriteIdsRequest rqst) throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2, 3: MetaException o3),
+  MaxAllocatedTableWriteIdResponse get_max_allocated_table_write_id(1: MaxAllocatedTableWriteIdRequest rqst) throws (1: MetaException o1),
+  void seed_write_id(1: SeedTableWriteIdsRequest rqst) throws (1: MetaException o1),
+  WriteNotificationLogResponse add_write_notification_log(1: WriteNotificationLogRequest rqst),
+  WriteNotificationLogBatchResponse add_write_notification_log_in_batch(1: WriteNotificationLogBatchRequest rqst),
   void compact(1: CompactionRequest rqst),
   CompactionResponse compact2(1: CompactionRequest rqst),
   ShowCompactResponse show_compact(1: ShowCompactRequest rqst),

@@ -775,6 +775,94 @@ class GetOpenTxnsInfoResponse(_Struct):
     def __init__(self, txn_high_water_mark: int | None = None, open_txns: list[TxnInfo] | None = None) -> None: ...
 
 
+class AbortTxnsRequest(_Struct):
+    txn_ids: list[int]
+    errorCode: int
+    def __init__(self, txn_ids: list[int] | None = None, errorCode: int | None = None) -> None: ...
+
+
+class GetOpenTxnsRequest(_Struct):
+    excludeTxnTypes: list[int]
+    def __init__(self, excludeTxnTypes: list[int] | None = None) -> None: ...
+
+
+class HeartbeatTxnRangeRequest(_Struct):
+    min: int
+    max: int
+    def __init__(self, min: int | None = None, max: int | None = None) -> None: ...
+
+
+class HeartbeatTxnRangeResponse(_Struct):
+    aborted: set[int]
+    nosuch: set[int]
+    def __init__(self, aborted: set[int] | None = None, nosuch: set[int] | None = None) -> None: ...
+
+
+class SeedTxnIdRequest(_Struct):
+    seedTxnId: int
+    def __init__(self, seedTxnId: int | None = None) -> None: ...
+
+
+class GetValidWriteIdsRequest(_Struct):
+    fullTableNames: list[str]
+    validTxnList: str
+    writeId: int
+    def __init__(self, fullTableNames: list[str] | None = None, validTxnList: str | None = None, writeId: int | None = None) -> None: ...
+
+
+class TableValidWriteIds(_Struct):
+    fullTableName: str
+    writeIdHighWaterMark: int
+    invalidWriteIds: list[int]
+    minOpenWriteId: int
+    abortedBits: bytes
+    def __init__(self, fullTableName: str | None = None, writeIdHighWaterMark: int | None = None, invalidWriteIds: list[int] | None = None, minOpenWriteId: int | None = None, abortedBits: bytes | None = None) -> None: ...
+
+
+class GetValidWriteIdsResponse(_Struct):
+    tblValidWriteIds: list[TableValidWriteIds]
+    def __init__(self, tblValidWriteIds: list[TableValidWriteIds] | None = None) -> None: ...
+
+
+class TxnToWriteId(_Struct):
+    txnId: int
+    writeId: int
+    def __init__(self, txnId: int | None = None, writeId: int | None = None) -> None: ...
+
+
+class AllocateTableWriteIdsRequest(_Struct):
+    dbName: str
+    tableName: str
+    txnIds: list[int]
+    replPolicy: str
+    srcTxnToWriteIdList: list[TxnToWriteId]
+    reallocate: bool
+    def __init__(self, dbName: str | None = None, tableName: str | None = None, txnIds: list[int] | None = None, replPolicy: str | None = None, srcTxnToWriteIdList: list[TxnToWriteId] | None = None, reallocate: bool | None = None) -> None: ...
+
+
+class AllocateTableWriteIdsResponse(_Struct):
+    txnToWriteIds: list[TxnToWriteId]
+    def __init__(self, txnToWriteIds: list[TxnToWriteId] | None = None) -> None: ...
+
+
+class MaxAllocatedTableWriteIdRequest(_Struct):
+    dbName: str
+    tableName: str
+    def __init__(self, dbName: str | None = None, tableName: str | None = None) -> None: ...
+
+
+class MaxAllocatedTableWriteIdResponse(_Struct):
+    maxWriteId: int
+    def __init__(self, maxWriteId: int | None = None) -> None: ...
+
+
+class SeedTableWriteIdsRequest(_Struct):
+    dbName: str
+    tableName: str
+    seedWriteId: int
+    def __init__(self, dbName: str | None = None, tableName: str | None = None, seedWriteId: int | None = None) -> None: ...
+
+
 class CompactionRequest(_Struct):
     dbname: str
     tablename: str
@@ -825,6 +913,32 @@ class InsertEventRequestData(_Struct):
     subDirectoryList: list[str]
     partitionVal: list[str]
     def __init__(self, filesAdded: list[str] | None = None, filesAddedChecksum: list[str] | None = None, filesAddedChecksumV3: list[str] | None = None, subDirectoryList: list[str] | None = None, partitionVal: list[str] | None = None) -> None: ...
+
+
+class WriteNotificationLogRequest(_Struct):
+    txnId: int
+    writeId: int
+    db: str
+    table: str
+    fileInfo: InsertEventRequestData
+    partitionVals: list[str]
+    def __init__(self, txnId: int | None = None, writeId: int | None = None, db: str | None = None, table: str | None = None, fileInfo: InsertEventRequestData | None = None, partitionVals: list[str] | None = None) -> None: ...
+
+
+class WriteNotificationLogResponse(_Struct):
+    def __init__(self) -> None: ...
+
+
+class WriteNotificationLogBatchRequest(_Struct):
+    catalog: str
+    db: str
+    table: str
+    requestList: list[WriteNotificationLogRequest]
+    def __init__(self, catalog: str | None = None, db: str | None = None, table: str | None = None, requestList: list[WriteNotificationLogRequest] | None = None) -> None: ...
+
+
+class WriteNotificationLogBatchResponse(_Struct):
+    def __init__(self) -> None: ...
 
 
 class FireEventRequestData(_Struct):
@@ -1636,6 +1750,28 @@ class _ThriftHiveMetastoreService(ModuleType):
     get_open_txns_result: type[_Struct]
     get_open_txns_info_args: type[_Struct]
     get_open_txns_info_result: type[_Struct]
+    abort_txns_args: type[_Struct]
+    abort_txns_result: type[_Struct]
+    get_open_txns_req_args: type[_Struct]
+    get_open_txns_req_result: type[_Struct]
+    heartbeat_txn_range_args: type[_Struct]
+    heartbeat_txn_range_result: type[_Struct]
+    seed_txn_id_args: type[_Struct]
+    seed_txn_id_result: type[_Struct]
+    get_latest_txnid_in_conflict_args: type[_Struct]
+    get_latest_txnid_in_conflict_result: type[_Struct]
+    get_valid_write_ids_args: type[_Struct]
+    get_valid_write_ids_result: type[_Struct]
+    allocate_table_write_ids_args: type[_Struct]
+    allocate_table_write_ids_result: type[_Struct]
+    get_max_allocated_table_write_id_args: type[_Struct]
+    get_max_allocated_table_write_id_result: type[_Struct]
+    seed_write_id_args: type[_Struct]
+    seed_write_id_result: type[_Struct]
+    add_write_notification_log_args: type[_Struct]
+    add_write_notification_log_result: type[_Struct]
+    add_write_notification_log_in_batch_args: type[_Struct]
+    add_write_notification_log_in_batch_result: type[_Struct]
     compact_args: type[_Struct]
     compact_result: type[_Struct]
     compact2_args: type[_Struct]
@@ -1843,6 +1979,17 @@ class ThriftHiveMetastoreIface(Protocol):
     def commit_txn(self, rqst: CommitTxnRequest) -> None: ...
     def get_open_txns(self) -> GetOpenTxnsResponse: ...
     def get_open_txns_info(self) -> GetOpenTxnsInfoResponse: ...
+    def abort_txns(self, rqst: AbortTxnsRequest) -> None: ...
+    def get_open_txns_req(self, getOpenTxnsRequest: GetOpenTxnsRequest) -> GetOpenTxnsResponse: ...
+    def heartbeat_txn_range(self, txns: HeartbeatTxnRangeRequest) -> HeartbeatTxnRangeResponse: ...
+    def seed_txn_id(self, rqst: SeedTxnIdRequest) -> None: ...
+    def get_latest_txnid_in_conflict(self, txnId: int) -> int: ...
+    def get_valid_write_ids(self, rqst: GetValidWriteIdsRequest) -> GetValidWriteIdsResponse: ...
+    def allocate_table_write_ids(self, rqst: AllocateTableWriteIdsRequest) -> AllocateTableWriteIdsResponse: ...
+    def get_max_allocated_table_write_id(self, rqst: MaxAllocatedTableWriteIdRequest) -> MaxAllocatedTableWriteIdResponse: ...
+    def seed_write_id(self, rqst: SeedTableWriteIdsRequest) -> None: ...
+    def add_write_notification_log(self, rqst: WriteNotificationLogRequest) -> WriteNotificationLogResponse: ...
+    def add_write_notification_log_in_batch(self, rqst: WriteNotificationLogBatchRequest) -> WriteNotificationLogBatchResponse: ...
     def compact(self, rqst: CompactionRequest) -> None: ...
     def compact2(self, rqst: CompactionRequest) -> CompactionResponse: ...
     def show_compact(self, rqst: ShowCompactRequest) -> ShowCompactResponse: ...
