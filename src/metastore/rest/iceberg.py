@@ -21,8 +21,12 @@ and a purge deletes only files under the dropped table's own location and under 
 
 from __future__ import annotations
 
+import base64
+import binascii
+import collections
 import functools
 import gzip
+import hashlib
 import io
 import json
 import logging
@@ -49,8 +53,15 @@ from pyiceberg.table import TableProperties
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import (
+    AddSnapshotUpdate,
     AssertCreate,
+    RemovePartitionStatisticsUpdate,
+    RemovePropertiesUpdate,
+    RemoveSnapshotsUpdate,
+    RemoveStatisticsUpdate,
+    SetPartitionStatisticsUpdate,
     SetPropertiesUpdate,
+    SetStatisticsUpdate,
     TableRequirement,
     TableUpdate,
     update_table_metadata,
@@ -98,6 +109,14 @@ LOCATION, COMMENT = "location", "comment"
 DEFAULT_TABLE_PROPERTIES = {TableProperties.PARQUET_COMPRESSION: TableProperties.PARQUET_COMPRESSION_DEFAULT}
 LOCK_WAIT = 60.0  # seconds a commit waits for Hive's table lock held by a lock-path writer
 _HOST = socket.gethostname()
+
+# paging of the list operations (the spec's pageToken / pageSize / next-page-token)
+DEFAULT_PAGE_SIZE = 1000  # a page when the client asks for paging (pageToken) without a pageSize
+MAX_PAGE_TOKEN = 1024  # characters of a pageToken: ours encode one name of at most 128 characters
+MAX_PAGE_SIZE_DIGITS = 10
+# metrics reports: what is kept of the last ones (a summary each, never the client's whole body)
+METRICS_RING = 256
+MAX_REPORTED_NAME = 256
 
 _REQUIREMENTS: TypeAdapter[list[TableRequirement]] = TypeAdapter(list[TableRequirement])
 _UPDATES: TypeAdapter[list[TableUpdate]] = TypeAdapter(list[TableUpdate])
@@ -322,12 +341,163 @@ def hive_table(db: str, name: str, metadata: TableMetadata, location: str, base:
                    tableType=EXTERNAL_TABLE, parameters=params)
 
 
-def table_result(metadata: TableMetadata, location: str | None) -> str:
-    """A LoadTableResult, serialized by PyIceberg's models."""
+class Tagged(str):
+    """An answer's JSON text with the ETag of the table metadata it carries ('' when it has none)."""
+
+    etag = ""
+
+
+def etag(metadata_location: str, snapshots: str = "all") -> str:
+    """The ETag of a table's metadata as answered: one per metadata file (a commit always writes a new one) and
+    representation (the spec's `snapshots` parameter), quoted as HTTP's entity tags are."""
+    digest = hashlib.sha256(f"{snapshots}\0{metadata_location}".encode()).hexdigest()[:40]
+    return f'"{digest}"'
+
+
+def etag_matches(if_none_match: str | None, tag: str) -> bool:
+    """Whether an If-None-Match header names `tag` (RFC 9110's weak comparison; `*` matches any)."""
+    if not if_none_match:
+        return False
+    if if_none_match.strip() == "*":
+        return True
+    return any(t.strip().removeprefix("W/") == tag for t in if_none_match.split(","))
+
+
+def tagged(text: str, metadata_location: str | None) -> Tagged:
+    out = Tagged(text)
+    if metadata_location:
+        out.etag = etag(metadata_location)
+    return out
+
+
+def table_result(metadata: TableMetadata, location: str | None) -> Tagged:
+    """A LoadTableResult, serialized by PyIceberg's models, with its ETag."""
     out = '{"metadata":' + metadata.model_dump_json()
     if location:
         out += ',"metadata-location":' + json.dumps(location)
-    return out + ',"config":{}}'
+    return tagged(out + ',"config":{}}', location)
+
+
+def page_size(value: str | None) -> int | None:
+    """The spec's pageSize: a positive integer (None: not given)."""
+    if value is None:
+        return None
+    v = value.strip()
+    if not v.isdigit() or not v.isascii() or len(v) > MAX_PAGE_SIZE_DIGITS or int(v) < 1:
+        raise bad_request(f"pageSize must be a positive integer, not {value[:40]!r}")
+    return int(v)
+
+
+def page_token(after: str) -> str:
+    """An opaque token for the page after the name `after` (a page ends at a name, so a listing stays right
+    while names are added and removed between its pages)."""
+    return base64.urlsafe_b64encode(b"n:" + after.encode()).decode().rstrip("=")
+
+
+def _page_start(token: str) -> str | None:
+    """The name a page token continues after ('' token: from the first)."""
+    if token == "":
+        return None
+    bad = bad_request("Invalid pageToken: not a token this server gave (use next-page-token as it was answered)")
+    if len(token) > MAX_PAGE_TOKEN or not token.isascii():
+        raise bad
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        after = raw.decode()
+    except (binascii.Error, ValueError):
+        raise bad from None
+    if not after.startswith("n:") or len(after) < 3:
+        raise bad
+    return after[2:]
+
+
+def paged(names: Sequence[str], token: str | None, size: int | None) -> tuple[list[str], str | None]:
+    """One page of sorted names and the token of the next (None: the last page). Without a pageToken, every
+    name in one answer, as the spec says."""
+    names = sorted(names)
+    if token is None:
+        return list(names), None
+    after = _page_start(token)
+    start = 0 if after is None else next((i for i, n in enumerate(names) if n > after), len(names))
+    size = size or DEFAULT_PAGE_SIZE
+    page = list(names[start:start + size])
+    more = start + size < len(names)
+    return page, (page_token(page[-1]) if more and page else None)
+
+
+def spec_updates(base: TableMetadata | None, ups: Sequence[TableUpdate]) -> tuple[TableUpdate, ...]:
+    """The updates with the spec's semantics (those of Iceberg's Java TableMetadata.Builder, which the
+    reference REST server applies) where PyIceberg's `update_table_metadata` fails instead: removing what the
+    table does not have at that point of the commit is a no-op. remove-properties of a missing key (or of one
+    key twice), remove-statistics and remove-partition-statistics of a snapshot without them, and the ids of
+    remove-snapshots that name no snapshot are dropped."""
+    props = set(base.properties) if base is not None else set()
+    snapshots = {s.snapshot_id for s in base.snapshots} if base is not None else set()
+    stats = {s.snapshot_id for s in base.statistics} if base is not None else set()
+    part_stats = {s.snapshot_id for s in base.partition_statistics} if base is not None else set()
+    out: list[TableUpdate] = []
+    for u in ups:
+        if isinstance(u, SetPropertiesUpdate):
+            props.update(u.updates)
+        elif isinstance(u, RemovePropertiesUpdate):
+            present = [k for k in dict.fromkeys(u.removals) if k in props]
+            props.difference_update(present)
+            if present != u.removals:
+                u = RemovePropertiesUpdate(removals=present)
+        elif isinstance(u, AddSnapshotUpdate):
+            snapshots.add(u.snapshot.snapshot_id)
+        elif isinstance(u, RemoveSnapshotsUpdate):
+            ids = [i for i in dict.fromkeys(u.snapshot_ids) if i in snapshots]
+            if not ids:
+                continue
+            snapshots.difference_update(ids)
+            stats.difference_update(ids)  # PyIceberg removes their statistics (not their partition statistics)
+            if ids != u.snapshot_ids:
+                u = u.model_copy(update={"snapshot_ids": ids})
+        elif isinstance(u, SetStatisticsUpdate):
+            stats.add(u.statistics.snapshot_id)
+        elif isinstance(u, RemoveStatisticsUpdate):
+            if u.snapshot_id not in stats:
+                continue
+            stats.discard(u.snapshot_id)
+        elif isinstance(u, SetPartitionStatisticsUpdate):
+            part_stats.add(u.partition_statistics.snapshot_id)
+        elif isinstance(u, RemovePartitionStatisticsUpdate):
+            if u.snapshot_id not in part_stats:
+                continue
+            part_stats.discard(u.snapshot_id)
+        out.append(u)
+    return tuple(out)
+
+
+def metadata_problem(metadata: TableMetadata) -> str | None:
+    """Why metadata a commit produced may not be written (it would not read back, or would be ambiguous to every
+    reader), or None. PyIceberg applies updates without validating an existing table's result."""
+    for what, ids in (("schema", [s.schema_id for s in metadata.schemas]),
+                      ("partition spec", [s.spec_id for s in metadata.partition_specs]),
+                      ("sort order", [o.order_id for o in metadata.sort_orders]),
+                      ("snapshot", [s.snapshot_id for s in metadata.snapshots])):
+        seen: set[int] = set()
+        for i in ids:
+            if i in seen:
+                return f"two {what}s with id {i}"
+            seen.add(i)
+    for ref, r in metadata.refs.items():
+        if metadata.snapshot_by_id(r.snapshot_id) is None:
+            return f"ref {ref!r} names the unknown snapshot {r.snapshot_id}"
+    raw = metadata.model_dump_json()
+    if len(raw) > MAX_METADATA_BYTES:
+        return f"the table metadata would be larger than {MAX_METADATA_BYTES} bytes"
+    try:
+        TableMetadataUtil.parse_raw(raw)
+    except Exception as e:  # noqa: BLE001 - any failure to read it back refuses the commit
+        return f"the result is not valid table metadata ({_short(e)})"
+    return None
+
+
+def _short(e: BaseException) -> str:
+    text = str(e) if not isinstance(e, PydanticError) else _pydantic_message(e)
+    return f"{e.__class__.__name__}: {text[:500]}"
 
 
 def _catalog_error(e: CatalogError) -> RestError:
@@ -344,6 +514,8 @@ class IcebergCatalog:
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
+        # the last metrics reports, summarized (what a client sent is not kept whole: bounded in number and size)
+        self.metrics: collections.deque[dict[str, object]] = collections.deque(maxlen=METRICS_RING)
 
     # ---- namespaces ---------------------------------------------------------------------------------
 
@@ -353,11 +525,15 @@ class IcebergCatalog:
         except NoSuchObject:
             raise no_such_namespace(db) from None
 
-    def list_namespaces(self, parent: str | None) -> JsonObject:
+    def list_namespaces(self, parent: str | None, token: str | None = None, size: str | None = None) -> JsonObject:
+        n = page_size(size)
         if parent:
             self._database(database_of(parent))
-            return {"namespaces": []}  # one level: a database has no child namespaces
-        return {"namespaces": [[n] for n in self.catalog.get_databases()]}
+            names: list[str] = []  # one level: a database has no child namespaces
+        else:
+            names = self.catalog.get_databases()
+        page, next_token = paged(names, token, n)
+        return {"namespaces": [[d] for d in page], "next-page-token": next_token}
 
     def create_namespace(self, body: JsonValue) -> JsonObject:
         body = _obj(body, "CreateNamespaceRequest")
@@ -499,6 +675,17 @@ class IcebergCatalog:
                             f"server may write to")
         return location
 
+    def _metadata_dir(self, table_location: str, what: str) -> None:
+        """Make the metadata directory of a table location the server owns."""
+        location = f"{table_location.rstrip('/')}/metadata"
+        if not self.catalog.locations.owns(location):  # metadata/ a link to elsewhere
+            raise forbidden(f"{what}: the metadata directory of {table_location!r} is outside the locations this "
+                            f"server may write to")
+        try:
+            self.catalog.wh.mkdirs(location)
+        except OSError as e:
+            raise bad_request(f"{what}: cannot make the directory {location!r} ({e.__class__.__name__})") from None
+
     def _table_dirs(self, exclude: tuple[str, str] | None = None) -> Iterator[tuple[str, str, str]]:
         """(db, table, real local path) of every table's location in the store (purges and registrations
         only: they are rare, and must see every table whose files they could reach)."""
@@ -518,15 +705,30 @@ class IcebergCatalog:
         """The tables whose locations contain, equal or lie inside a real local path."""
         return [(d, t, p) for d, t, p in self._table_dirs(exclude) if is_under(p, real) or is_under(real, p)]
 
-    def list_tables(self, ns: str) -> JsonObject:
+    def list_tables(self, ns: str, token: str | None = None, size: str | None = None) -> JsonObject:
         db = database_of(ns)
+        n = page_size(size)
+        if token is not None:
+            _page_start(token)  # a bad token is refused before the store is read
         self._database(db)
         tables = self.catalog.get_tables_by_names(db, self.catalog.get_tables(db))
-        return {"identifiers": [{"namespace": [db], "name": t.tableName} for t in tables
-                                if t.parameters.get(TABLE_TYPE, "").upper() == ICEBERG]}
+        page, next_token = paged([t.tableName for t in tables if t.parameters.get(TABLE_TYPE, "").upper() == ICEBERG],
+                                 token, n)
+        return {"identifiers": [{"namespace": [db], "name": t} for t in page], "next-page-token": next_token}
 
-    def load_table(self, ns: str, name: str) -> str:
-        got = self._load(database_of(ns), name.lower())
+    def load_table(self, ns: str, name: str, snapshots: str | None = None, if_none_match: str | None = None
+                   ) -> Tagged | None:
+        """The table's LoadTableResult, or None when `if_none_match` names its current ETag (304: the client
+        has this metadata; the file is not read)."""
+        if snapshots is not None and snapshots not in ("all", "refs"):
+            raise bad_request(f"snapshots must be all or refs, not {snapshots[:40]!r}")
+        db, name = database_of(ns), name.lower()
+        if if_none_match:
+            location = self._iceberg_table(db, name).parameters.get(METADATA_LOCATION)
+            # every snapshot is answered for refs too (allowed: the client filters), so one ETag for both
+            if location and self._readable(location) is not None and etag_matches(if_none_match, etag(location)):
+                return None
+        got = self._load(db, name)
         return table_result(got.metadata, got.location)
 
     def table_exists(self, ns: str, name: str) -> None:
@@ -564,7 +766,10 @@ class IcebergCatalog:
                                           location=location, properties=props)
         except (ValueError, IcebergValidationError) as e:
             raise bad_request(f"Invalid table: {e}") from None
-        if req.stage_create:  # nothing is written: the client commits the table with assert-create later
+        if req.stage_create:  # the client commits the table with assert-create later
+            # an engine writes the first manifests under metadata/ before it commits (DuckDB's CREATE TABLE AS
+            # SELECT): the directory is made now, under the location checked above; no metadata file is written
+            self._metadata_dir(location, f"Cannot stage {db}.{name}")
             return table_result(metadata, None)
         metadata_location = self._metadata_file(location, 0, f"Cannot create {db}.{name}")
         made = write_metadata(metadata, metadata_location)
@@ -762,6 +967,38 @@ class IcebergCatalog:
                 raise no_such_table(f"{sdb}.{sname}") from None
             raise _catalog_error(e) from None
 
+    # ---- metrics reports -----------------------------------------------------------------------------
+
+    def report_metrics(self, ns: str, name: str, body: JsonValue) -> None:
+        """A ScanReport or CommitReport (the spec's ReportMetricsRequest) for an Iceberg table: checked for its
+        shape, then kept as a summary in a bounded ring and logged (the audit log has the call)."""
+        db, name = database_of(ns), name.lower()
+        report = _obj(body, "ReportMetricsRequest")
+        kind = report.get("report-type")
+        fields = _REPORT_FIELDS.get(kind) if isinstance(kind, str) else None
+        if fields is None:
+            raise bad_request("ReportMetricsRequest: report-type must be scan-report or commit-report")
+        for key, check, shape in fields:
+            if key not in report:
+                raise bad_request(f"ReportMetricsRequest ({kind}): {key} is required")
+            if not check(report[key]):
+                raise bad_request(f"ReportMetricsRequest ({kind}): {key} must be {shape}")
+        metrics = report["metrics"]
+        if not all(isinstance(v, dict) for v in metrics.values()):
+            raise bad_request(f"ReportMetricsRequest ({kind}): every metric must be an object (a counter or timer)")
+        extra = report.get("metadata")
+        if extra is not None and not _str_dict(extra):
+            raise bad_request(f"ReportMetricsRequest ({kind}): metadata must be an object of strings")
+        self._iceberg_table(db, name)
+        summary: dict[str, object] = {"time": time.time(), "table": f"{db}.{name}", "report-type": kind,
+                                      "table-name": report["table-name"][:MAX_REPORTED_NAME],
+                                      "snapshot-id": report["snapshot-id"], "metrics": len(metrics)}
+        if kind == "commit-report":
+            summary["operation"] = report["operation"][:MAX_REPORTED_NAME]
+            summary["sequence-number"] = report["sequence-number"]
+        self.metrics.append(summary)
+        log.debug("metrics report: %s", summary)
+
     # ---- commits ------------------------------------------------------------------------------------
 
     @staticmethod
@@ -773,6 +1010,8 @@ class IcebergCatalog:
             return _REQUIREMENTS.validate_python(reqs), _UPDATES.validate_python(ups)
         except PydanticError as e:
             raise bad_request(f"Invalid CommitTableRequest: {_pydantic_message(e)}") from None
+        except Exception as e:  # noqa: BLE001 - PyIceberg's validators fail on some shapes by other errors
+            raise bad_request(f"Invalid CommitTableRequest: {_short(e)}") from None
 
     def _stage(self, db: str, name: str, reqs: Sequence[TableRequirement], ups: Sequence[TableUpdate]) -> Staged:
         """Validate the requirements against the current metadata, apply the updates and write the new
@@ -794,17 +1033,25 @@ class IcebergCatalog:
                 r.validate(base)
         except CommitFailedException as e:
             raise commit_failed(f"Requirement failed for {db}.{name}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - a requirement the client made up that cannot be checked
+            raise bad_request(f"Invalid requirement for {db}.{name}: {_short(e)}") from None
         try:
             new = update_table_metadata(base if base is not None else
                                         TableMetadataV1.model_construct(last_column_id=-1, schema=Schema()),
-                                        tuple(ups), enforce_validation=base is None,
+                                        spec_updates(base, ups), enforce_validation=base is None,
                                         metadata_location=got.location if got else None)
         except CommitFailedException as e:
             raise commit_failed(f"Cannot apply the updates to {db}.{name}: {e}") from None
         except (ValueError, IcebergValidationError, PydanticError) as e:
             raise bad_request(f"Cannot apply the updates to {db}.{name}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - updates PyIceberg fails on other than by ValueError: the client's
+            log.debug("updates to %s.%s refused", db, name, exc_info=True)
+            raise bad_request(f"Cannot apply the updates to {db}.{name}: {_short(e)}") from None
         if got is not None and new == got.metadata:
             return Staged(db, name, got.table, got.location, got.metadata, got.metadata, got.location, changed=False)
+        problem = metadata_problem(new)
+        if problem:
+            raise bad_request(f"Cannot apply the updates to {db}.{name}: {problem}")
         version = _metadata_version(got.location) + 1 if got else 0
         what = f"Cannot commit to {db}.{name}"
         # a new table, or a new location (set-location), must not be another object's directory
@@ -871,7 +1118,7 @@ class IcebergCatalog:
         if swaps:
             self._swap(swaps)
 
-    def commit_table(self, ns: str, name: str, body: JsonValue) -> str:
+    def commit_table(self, ns: str, name: str, body: JsonValue) -> Tagged:
         db, name = database_of(ns), name.lower()
         body = _obj(body, "CommitTableRequest")
         ident = body.get("identifier")
@@ -894,7 +1141,8 @@ class IcebergCatalog:
             if s.changed:
                 self._discard(s.location, s.made)
             raise
-        return '{"metadata-location":' + json.dumps(s.location) + ',"metadata":' + s.metadata.model_dump_json() + "}"
+        return tagged('{"metadata-location":' + json.dumps(s.location) + ',"metadata":' + s.metadata.model_dump_json()
+                      + "}", s.location)
 
     def commit_transaction(self, body: JsonValue) -> None:
         """Several tables' commits: every requirement is checked and every table swapped in one store
@@ -929,6 +1177,33 @@ class IcebergCatalog:
                 if s.changed:
                     self._discard(s.location, s.made)
             raise
+
+
+def _int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and -(2 ** 63) <= v < 2 ** 63
+
+
+def _any(v: object) -> bool:
+    return v is not None
+
+
+_COMMON_FIELDS: list[tuple[str, Callable[[object], bool], str]] = [
+    ("table-name", lambda v: isinstance(v, str), "a string"),
+    ("snapshot-id", _int, "a 64-bit integer"),
+    ("metrics", lambda v: isinstance(v, dict), "an object"),
+]
+_REPORT_FIELDS: dict[str, list[tuple[str, Callable[[object], bool], str]]] = {
+    "scan-report": _COMMON_FIELDS + [
+        ("filter", _any, "an expression"),
+        ("schema-id", _int, "an integer"),
+        ("projected-field-ids", lambda v: isinstance(v, list) and all(_int(x) for x in v), "a list of integers"),
+        ("projected-field-names", _str_list, "a list of strings"),
+    ],
+    "commit-report": _COMMON_FIELDS + [
+        ("sequence-number", _int, "a 64-bit integer"),
+        ("operation", lambda v: isinstance(v, str), "a string"),
+    ],
+}
 
 
 def _metadata_version(location: str) -> int:

@@ -92,14 +92,16 @@ ROUTES = (
           body=True),
     Route("POST", "namespaces/{namespace}/register", "registerTable",
           "Register a table from an existing metadata file", body=True),
-    Route("GET", "namespaces/{namespace}/tables/{table}", "loadTable", "Load a table's metadata",
-          query=("snapshots",)),
+    Route("GET", "namespaces/{namespace}/tables/{table}", "loadTable",
+          "Load a table's metadata (with its ETag; If-None-Match with it: 304 and no body)", query=("snapshots",)),
     Route("HEAD", "namespaces/{namespace}/tables/{table}", "tableExists", "Whether a table exists", status=204),
     Route("POST", "namespaces/{namespace}/tables/{table}", "updateTable",
           "Commit requirements and updates to a table (compare-and-swap of its metadata location)", body=True),
     Route("DELETE", "namespaces/{namespace}/tables/{table}", "dropTable",
           "Drop a table; with purgeRequested=true also delete its data and metadata files", status=204,
           query=("purgeRequested",)),
+    Route("POST", "namespaces/{namespace}/tables/{table}/metrics", "reportMetrics",
+          "Report a scan's or a commit's metrics (checked, then kept in a bounded summary)", status=204, body=True),
     Route("POST", "tables/rename", "renameTable", "Rename a table", status=204, body=True),
     Route("POST", "transactions/commit", "commitTransaction",
           "Commit changes to several tables atomically: all change or none", status=204, body=True),
@@ -139,6 +141,11 @@ def _responses(r: Route) -> dict[str, Any]:
         if code == 409 and r.method in ("GET", "HEAD"):
             continue
         responses[str(code)] = {"description": what, "content": {"application/json": {"schema": error}}}
+    if r.operation in ("loadTable", "createTable", "registerTable", "updateTable"):
+        responses[str(r.status)]["headers"] = {"ETag": {"description": "The version of the table metadata answered",
+                                                        "schema": {"type": "string"}}}
+    if r.operation == "loadTable":
+        responses["304"] = {"description": "Not Modified: If-None-Match names the current metadata's ETag"}
     return responses
 
 
@@ -151,6 +158,8 @@ def openapi(base_url: str | None = None) -> dict[str, Any]:
             {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
             for n in re.findall(r"\{(\w+)\}", path)]
         params += [{"name": q, "in": "query", "required": False, "schema": {"type": "string"}} for q in r.query]
+        if r.operation == "loadTable":
+            params.append({"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"}})
         op: dict[str, Any] = {"operationId": r.operation, "summary": r.summary, "parameters": params,
                               "responses": _responses(r)}
         if r.body:
@@ -286,6 +295,17 @@ class _Handler(BoundedHandler):
 
     def send_body(self, status: int, body: bytes | None, content_type: str = "application/json") -> None:
         self._audit_line(self._outcome)
+        if status == 304:  # no body, and no Content-Length (it would describe the 200's body)
+            self.clock.writing()
+            try:
+                self.send_response(304)
+                if self.close_connection or self.unread:
+                    self.close_connection = True
+                    self.send_header("Connection", "close")
+                self.end_headers()
+            except OSError as e:
+                raise Gone(f"answer not taken: {e}") from None
+            return
         super().send_body(status, body, content_type)
 
     def _operation(self, method: str) -> str | None:
@@ -412,12 +432,18 @@ class _Handler(BoundedHandler):
         if route.operation == "getToken":
             self._token()
             return
-        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        # blank values kept: an empty pageToken asks for the first page
+        query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         body = self._body() if route.body else None
         if not route.body:
             self.discard_body()
         result = self._call(route.operation, params, query, body)
-        if route.status == 204 or method == "HEAD":
+        tag = getattr(result, "etag", "")  # a table's metadata (iceberg.Tagged): its ETag
+        if tag:
+            self._extra_headers = (("ETag", tag),)
+        if route.operation == "loadTable" and result is None:  # If-None-Match named the current metadata
+            self.send_body(304, None)
+        elif route.status == 204 or method == "HEAD":
             self.send_body(204, None)
         elif isinstance(result, str):
             self.send_body(route.status, result.encode())
@@ -458,19 +484,22 @@ class _Handler(BoundedHandler):
         calls: dict[str, Callable[[], Answer]] = {
             "getConfig": lambda: config(endpoints(), self._defaults()),
             "getOpenApi": lambda: openapi(self.base_url),
-            "listNamespaces": lambda: self.api.get().list_namespaces(q.get("parent")),
+            "listNamespaces": lambda: self.api.get().list_namespaces(q.get("parent"), q.get("pageToken"),
+                                                                     q.get("pageSize")),
             "createNamespace": lambda: self.api.get().create_namespace(body),
             "loadNamespaceMetadata": lambda: self.api.get().load_namespace(ns),
             "namespaceExists": lambda: self.api.get().namespace_exists(ns),
             "dropNamespace": lambda: self.api.get().drop_namespace(ns),
             "updateProperties": lambda: self.api.get().update_namespace_properties(ns, body),
-            "listTables": lambda: self.api.get().list_tables(ns),
+            "listTables": lambda: self.api.get().list_tables(ns, q.get("pageToken"), q.get("pageSize")),
             "createTable": lambda: self.api.get().create_table(ns, body),
             "registerTable": lambda: self.api.get().register_table(ns, body),
-            "loadTable": lambda: self.api.get().load_table(ns, table),
+            "loadTable": lambda: self.api.get().load_table(ns, table, q.get("snapshots"),
+                                                           self.headers.get("If-None-Match")),
             "tableExists": lambda: self.api.get().table_exists(ns, table),
             "updateTable": lambda: self.api.get().commit_table(ns, table, body),
             "dropTable": lambda: self.api.get().drop_table(ns, table, _flag(q.get("purgeRequested"), "purgeRequested")),
+            "reportMetrics": lambda: self.api.get().report_metrics(ns, table, body),
             "renameTable": lambda: self.api.get().rename_table(body),
             "commitTransaction": lambda: self.api.get().commit_transaction(body),
         }
