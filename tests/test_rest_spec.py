@@ -361,8 +361,11 @@ def test_bad_commits_are_400_not_500(server: Server, ns: str) -> None:
                  {"updates": [{"action": "add-schema", "schema": SCHEMA}]},  # a second schema with id 0
                  {"updates": [{"action": "set-current-schema", "schema-id": -1}]},
                  {"updates": [{"action": "upgrade-format-version", "format-version": 99}]},
-                 {"requirements": [{"type": "assert-ref-snapshot-id", "ref": 5}]}, {"updates": "x"}):
+                 {"requirements": [{"type": "assert-ref-snapshot-id", "ref": 5}]}, {"updates": "x"},
+                 {"updates": [{"action": "remove-statistics", "snapshot-id": 2 ** 64}]},
+                 {"requirements": [{"type": "assert-current-schema-id", "current-schema-id": -(2 ** 63) - 1}]}):
         assert_error(call(server, "POST", path, body), {400})
+    assert_error(call(server, "POST", path, raw=b"[" * 200_000 + b"]" * 200_000), {400})  # deeper than the parser
     assert_error(call(server, "POST", path, {"requirements": [{"type": "assert-create"}], "updates": []}), {409})
 
 

@@ -1006,6 +1006,9 @@ class IcebergCatalog:
         reqs, ups = body.get("requirements", []), body.get("updates", [])
         if not isinstance(reqs, list) or not isinstance(ups, list):
             raise bad_request("requirements and updates: JSON lists")
+        huge = _outside_long(ups) or _outside_long(reqs)
+        if huge is not None:  # ids, sizes and times are 64-bit in every engine's reader
+            raise bad_request(f"Invalid CommitTableRequest: the number {str(huge)[:40]} is outside 64-bit integers")
         try:
             return _REQUIREMENTS.validate_python(reqs), _UPDATES.validate_python(ups)
         except PydanticError as e:
@@ -1177,6 +1180,20 @@ class IcebergCatalog:
                 if s.changed:
                     self._discard(s.location, s.made)
             raise
+
+
+def _outside_long(value: object) -> int | None:
+    """An integer anywhere in a JSON value that a 64-bit long cannot hold, or None."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, int) and not isinstance(v, bool) and not -(2 ** 63) <= v < 2 ** 63:
+            return v
+    return None
 
 
 def _int(v: object) -> bool:

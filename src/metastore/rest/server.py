@@ -402,6 +402,8 @@ class _Handler(BoundedHandler):
             return value
         except (ValueError, UnicodeDecodeError) as e:
             raise bad_request(f"Malformed JSON in the request body: {e}") from None
+        except RecursionError:  # [[[[...: nested deeper than the parser goes
+            raise bad_request("Malformed JSON in the request body: nested too deeply") from None
 
     def _route(self, method: str, parts: list[str]) -> tuple[Route, dict[str, str]]:
         path = "/".join(parts)
