@@ -50,13 +50,14 @@ from hive_metastore.ttypes import (
     WriteNotificationLogBatchRequest,
     WriteNotificationLogRequest,
 )
+from test_privileges import authz_server  # noqa: F401  (a server with authorization=sql, the same fixture)
 from thrift.Thrift import TApplicationException
 
 from metastore.thrift import hms
 from metastore.thrift.client import MetastoreClient
 
 from conftest import Client, Server, unique
-from reference import Reference, reference  # noqa: F401  (the session fixture)
+from reference import Reference, reference, text_storage  # noqa: F401  (the session fixture)
 
 LONG_MAX = 2**63 - 1
 
@@ -388,6 +389,37 @@ def test_write_notification_log(client: Client, server: Server, db: str) -> None
     assert rows[1]["WNL_PARTITION_OBJ"] is None
     assert _events(client, start) == []  # Hive writes no event for them (its COMMIT_TXN message carries them)
     client.commit_txn(CommitTxnRequest(txnid=a))
+
+
+def test_authorized_as_writes(authz_server: Server) -> None:  # noqa: F811
+    """Write ids and write notifications are a writer's (WRITE on the table, as a write lock); seeds an
+    administrator's; the rest (reading write ids, transactions by id) open, as Hive leaves them."""
+    denied = "does not have following privileges"
+    with MetastoreClient(authz_server.uri, user="root") as root, \
+            MetastoreClient(authz_server.uri, user="alice") as alice, \
+            MetastoreClient(authz_server.uri, user="bob") as bob:
+        db = unique("wauth")
+        root.create_database(hms.Database(name=db, description="", locationUri=None, parameters={}))
+        root.create_table(hms.Table(tableName="t", dbName=db, owner="alice", sd=text_storage([("a", "int")]),
+                                    parameters={}, tableType="MANAGED_TABLE", partitionKeys=[]))
+        (txn,) = bob.forward("open_txns", hms.OpenTxnRequest(num_txns=1, user="bob", hostname="h")).txn_ids
+        alloc = hms.AllocateTableWriteIdsRequest(dbName=db, tableName="t", txnIds=[txn])
+        with pytest.raises(hms.MetaException, match=denied):
+            bob.forward("allocate_table_write_ids", alloc)
+        assert [x.writeId for x in alice.forward("allocate_table_write_ids", alloc).txnToWriteIds] == [1]
+        note = hms.WriteNotificationLogRequest(txnId=txn, writeId=1, db=db, table="t",
+                                               fileInfo=hms.InsertEventRequestData(filesAddedChecksum=["f"]))
+        with pytest.raises(Exception, match=denied):  # no exception declared: TApplicationException's text
+            bob.forward("add_write_notification_log", note)
+        alice.forward("add_write_notification_log", note)
+        for call, arg in (("seed_txn_id", hms.SeedTxnIdRequest(seedTxnId=10**12)),
+                          ("seed_write_id", hms.SeedTableWriteIdsRequest(dbName=db, tableName="u", seedWriteId=5))):
+            with pytest.raises(hms.MetaException, match="does not have"):
+                bob.forward(call, arg)
+        got = bob.forward("get_valid_write_ids", hms.GetValidWriteIdsRequest(fullTableNames=[f"{db}.t"]))
+        assert got.tblValidWriteIds[0].invalidWriteIds == [1]
+        bob.forward("abort_txns", hms.AbortTxnsRequest(txn_ids=[txn]))
+        root.drop_database(db, True, True)
 
 
 # ---- the store: concurrency, purge, schema ------------------------------------------------------------------
