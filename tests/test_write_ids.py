@@ -53,6 +53,7 @@ from hive_metastore.ttypes import (
 from test_privileges import authz_server  # noqa: F401  (a server with authorization=sql, the same fixture)
 from thrift.Thrift import TApplicationException
 
+from metastore.core.messages import AllocWriteId, decode
 from metastore.thrift import hms
 from metastore.thrift.client import MetastoreClient
 
@@ -196,6 +197,9 @@ def test_alloc_write_id_events(client: Client) -> None:
     assert [(e.eventType, e.dbName, e.tableName) for e in events] == [("ALLOC_WRITE_ID", db, "t")]
     msg = json.loads(events[0].message)
     assert (msg["dbName"], msg["tableName"], msg["txnIdList"], msg["writeIdList"]) == (db, "t", [a, b], [1, 2])
+    decoded = decode(events[0])  # what the project's readers (catalogd, repl) make of it
+    assert isinstance(decoded, AllocWriteId)
+    assert (decoded.pairs(), decoded.tables()) == ([(a, 1), (b, 2)], [(db, "t")])
     for t in (a, b):
         client.commit_txn(CommitTxnRequest(txnid=t))
 
