@@ -51,6 +51,7 @@ from pyiceberg.schema import Schema, visit
 from pyiceberg.serializers import ToOutputFile
 from pyiceberg.table import TableProperties
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
+from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import (
     AddSnapshotUpdate,
@@ -485,6 +486,9 @@ def metadata_problem(metadata: TableMetadata) -> str | None:
     for ref, r in metadata.refs.items():
         if metadata.snapshot_by_id(r.snapshot_id) is None:
             return f"ref {ref!r} names the unknown snapshot {r.snapshot_id}"
+    main = metadata.refs.get(MAIN_BRANCH)
+    if main is not None and main.snapshot_ref_type != SnapshotRefType.BRANCH:
+        return f"{MAIN_BRANCH} must be a branch, not a tag"  # as Iceberg's Java builder checks
     raw = metadata.model_dump_json()
     if len(raw) > MAX_METADATA_BYTES:
         return f"the table metadata would be larger than {MAX_METADATA_BYTES} bytes"
