@@ -61,6 +61,10 @@ DDL_TIME = "transient_lastDdlTime"
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
 MANAGED_TABLE = "MANAGED_TABLE"
 VIRTUAL_VIEW = "VIRTUAL_VIEW"
+DEFAULT_CATALOG = "hive"  # the one catalog the store holds
+# a partition's storage descriptor as from_thrift makes it when the client sent none (model defaults; one the
+# client sent has numBuckets 0 at least, as Hive reads an unset i32)
+_UNSET_SD = m.StorageDescriptor()
 FAST_STATS = ("numFiles", "totalSize")
 DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"
 STATS_GENERATED = "STATS_GENERATED"
@@ -221,7 +225,11 @@ class Catalog(ConstraintOps):
     def create_database(self, db: m.Database) -> None:
         if not valid_name(db.name):
             raise InvalidObject(f"{db.name} is not a valid database name")
-        db = replace(db, name=db.name.lower(), parameters=dict(db.parameters or {}))
+        # the store holds one catalog, Hive's default: a database for another is refused as Hive 3 refuses a
+        # catalog that does not exist (it was recorded under the other name, and found as one of `hive`'s)
+        if (db.catalogName or DEFAULT_CATALOG).lower() != DEFAULT_CATALOG:
+            raise InvalidObject(f"No such catalog {db.catalogName}")
+        db = replace(db, name=db.name.lower(), parameters=dict(db.parameters or {}), catalogName=DEFAULT_CATALOG)
         if not db.locationUri:
             db.locationUri = self.wh.database_location(db.name)
         else:
@@ -653,7 +661,12 @@ class Catalog(ConstraintOps):
                 for name, p in seen.items():
                     if name in existing:
                         continue
-                    sd = m.shallow_copy(p.sd or t.sd)
+                    # no storage descriptor sent (the Thrift field unset): the table's, as append_partition's
+                    if p.sd is None or p.sd == _UNSET_SD:
+                        sd = m.shallow_copy(t.sd)
+                        sd.location = None
+                    else:
+                        sd = m.shallow_copy(p.sd)
                     sd.parameters = dict(sd.parameters or {})
                     p = m.shallow_copy(p)
                     p.dbName, p.tableName, p.values, p.sd = t.dbName, t.tableName, list(p.values), sd

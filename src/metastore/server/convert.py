@@ -165,6 +165,8 @@ def _convert(tobj: Any, cls: type, last: dict[tuple[type, str], tuple[Any, Any]]
                     last[(cls, name)] = (v, converted)
                 v = converted
         kwargs[name] = v
+    if cls is m.StorageDescriptor and "numBuckets" not in kwargs:
+        kwargs["numBuckets"] = 0  # an unset i32: Hive reads (and stores, and answers) 0
     return cls(**kwargs)
 
 
