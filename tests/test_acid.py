@@ -22,6 +22,7 @@ from hive_metastore.ttypes import (
     Database,
     FieldSchema,
     OpenTxnRequest,
+    Partition,
     SerDeInfo,
     ShowCompactRequest,
     StorageDescriptor,
@@ -247,3 +248,33 @@ def test_compaction_of_a_huge_partition_name(client: Client) -> None:
         assert "xxxx" not in str(e.value)
     finally:
         client.drop_database(db, True, True)
+
+
+def test_requests_naming_no_partition_are_bounded(client: Client) -> None:
+    """Hive records a request for any partition name; with no compactor each stays, so a table takes at most 1,000
+    pending requests naming partitions it does not have (one for a real partition is still recorded)."""
+    from metastore.catalog.locks import MAX_REQUESTS_OF_NO_PARTITION
+
+    db = unique("cmpmany")
+    client.create_database(Database(name=db, parameters={}))
+    try:
+        t = _table(db, "t", {"transactional": "true"})
+        t.partitionKeys = [FieldSchema("ds", "string", "")]
+        client.create_table(t)
+        client.add_partition(Partition(dbName=db, tableName="t", values=["1"], sd=t.sd, parameters={}))
+        for i in range(MAX_REQUESTS_OF_NO_PARTITION):
+            assert client.compact2(CompactionRequest(dbname=db, tablename="t", partitionname=f"ds=no{i}",
+                                                     type=CompactionType.MINOR)).accepted
+        with pytest.raises(TApplicationException, match="pending compaction requests naming partitions"):
+            client.compact2(CompactionRequest(dbname=db, tablename="t", partitionname="ds=one_more",
+                                              type=CompactionType.MINOR))
+        again = client.compact2(CompactionRequest(dbname=db, tablename="t", partitionname="ds=no0",
+                                                  type=CompactionType.MINOR))
+        assert not again.accepted  # the pending one is answered, as before
+        assert client.compact2(CompactionRequest(dbname=db, tablename="t", partitionname="ds=1",
+                                                 type=CompactionType.MAJOR)).accepted
+        assert len([e for e in client.show_compact(ShowCompactRequest()).compacts if e.dbname == db]) == \
+            MAX_REQUESTS_OF_NO_PARTITION + 1
+    finally:
+        client.drop_database(db, True, True)
+    assert not [e for e in client.show_compact(ShowCompactRequest()).compacts if e.dbname == db]

@@ -82,6 +82,9 @@ MAX_OPEN_TXNS = 100_000  # Hive's hive.max.open.txns
 MAX_COMPACTION_PROPERTIES = 2048  # characters of a compaction request's properties (Hive's CQ_TBLPROPERTIES column)
 MAX_COMPACTIONS_SHOWN = 100_000
 MAX_PARTITION_NAME = 767  # COMPACTION_QUEUE.CQ_PARTITION, as Hive's
+# pending requests of one table that name a partition it does not have (Hive records them; with no compactor here
+# they would stay, one row per distinct made-up name): beyond this, a request must name a real partition
+MAX_REQUESTS_OF_NO_PARTITION = 1000
 COMPACTION_STATES = {"i": "initiated", "w": "working", "r": "ready for cleaning", "f": "failed", "s": "succeeded",
                      "a": "attempted"}  # Hive's letters and the names SHOW COMPACTIONS prints
 MAX_LOCK_COMPONENTS = 100_000  # one lock request's components (Hive locks a partition per component)
@@ -595,12 +598,17 @@ class Locks:
         if props is not None and len(props) > MAX_COMPACTION_PROPERTIES:
             raise MetaError(f"compaction properties longer than {MAX_COMPACTION_PROPERTIES} characters")
         with self.catalog.transaction() as tx:
-            if tx.table_ref(db, table) is None:
+            ref = tx.table_ref(db, table)
+            if ref is None:
                 raise NoSuchObject(f"{db}.{table} table not found")
             q = tx.lock_queries()
             pending = q.pending_compaction(db, table, partition)
             if pending is not None:
                 return pending.id, COMPACTION_STATES.get(pending.state, pending.state), False
+            if partition is not None and not tx.partition_refs(ref.TBL_ID, [partition]) and \
+                    q.pending_compactions_of_no_partition(db, table, ref.TBL_ID) >= MAX_REQUESTS_OF_NO_PARTITION:
+                raise MetaError(f"{db}.{table} has no partition {partition} and {MAX_REQUESTS_OF_NO_PARTITION} "
+                                "pending compaction requests naming partitions it does not have")
             cid = q.next_compaction_id()
             q.insert_compaction({"CQ_ID": cid, "CQ_DATABASE": db, "CQ_TABLE": table, "CQ_PARTITION": partition,
                                  "CQ_STATE": "i", "CQ_TYPE": "a" if major else "i", "CQ_TBLPROPERTIES": props,

@@ -351,6 +351,14 @@ class LockQueries:
         r = self.conn.execute(q.order_by(C.CQ_ID)).first()
         return _compaction(r) if r is not None else None
 
+    def pending_compactions_of_no_partition(self, db: str, table: str, tbl_id: int) -> int:
+        """How many initiated or working requests of the table name a partition it does not have."""
+        p = s.partitions.c
+        q = (sa.select(sa.func.count()).select_from(s.compaction_queue)
+             .where(C.CQ_DATABASE == db, C.CQ_TABLE == table, C.CQ_STATE.in_(["i", "w"]), C.CQ_PARTITION.is_not(None),
+                    ~sa.exists().where(p.TBL_ID == tbl_id, p.PART_NAME == C.CQ_PARTITION)))
+        return int(self.conn.execute(q).scalar_one())
+
     def insert_compaction(self, row: dict[str, Any]) -> None:
         self.conn.execute(s.compaction_queue.insert(), [row])
 
