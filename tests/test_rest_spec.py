@@ -111,6 +111,7 @@ FIELDS = {1: ("id", "long"), 2: ("data", "string"), 3: ("ts", "timestamp"), 4: (
 SNAPSHOT_IDS = st.integers(1, 5)
 REFS = st.sampled_from(["main", "b1", "t1"])
 PROPERTY_KEYS = st.sampled_from(["a", "b", "c"])
+TRANSFORMS = st.sampled_from(["identity", "bucket[4]", "bucket[0]", "void"])
 UUIDS = st.sampled_from(["$UUID", "5f1b1b0a-3c1e-4a55-9d6e-0c2a3f6a7b10"])
 
 
@@ -157,8 +158,7 @@ UPDATE = st.one_of(
               st.integers(0, 3), st.sets(st.sampled_from(sorted(FIELDS)), min_size=1)),
     st.builds(lambda i: _action("set-current-schema", **{"schema-id": i}), st.integers(-1, 3)),
     st.builds(lambda sid, f: _action("add-spec", spec=_spec(sid, f)), st.integers(0, 2),
-              st.lists(st.tuples(st.sampled_from(sorted(FIELDS)), st.sampled_from(["identity", "bucket[4]", "void"])),
-                       max_size=2)),
+              st.lists(st.tuples(st.sampled_from(sorted(FIELDS)), TRANSFORMS), max_size=2)),
     st.builds(lambda i: _action("set-default-spec", **{"spec-id": i}), st.integers(-1, 2)),
     st.builds(lambda oid, f: _action("add-sort-order", **{"sort-order": _order(oid, f)}), st.integers(0, 2),
               st.lists(st.tuples(st.sampled_from(sorted(FIELDS)), st.sampled_from(["asc", "desc"]),
@@ -259,7 +259,7 @@ def spec_semantics(base: TableMetadata, ups: list[TableUpdate]) -> list[TableUpd
 
 def writable(md: TableMetadata) -> bool:
     """Metadata a catalog may write: it reads back, and no two schemas, specs, orders or snapshots share an id;
-    every ref names a snapshot of the table, and main is a branch."""
+    every ref names a snapshot of the table, main is a branch, and Iceberg's Java readers take it."""
     ids = [("schema", s.schema_id) for s in md.schemas] + [("spec", s.spec_id) for s in md.partition_specs]
     ids += [("order", o.order_id) for o in md.sort_orders] + [("snapshot", s.snapshot_id) for s in md.snapshots]
     if any(n > 1 for n in Counter(ids).values()):
@@ -267,6 +267,11 @@ def writable(md: TableMetadata) -> bool:
     if any(r.snapshot_id not in {s.snapshot_id for s in md.snapshots} for r in md.refs.values()):
         return False
     if "main" in md.refs and md.refs["main"].snapshot_ref_type != "branch":
+        return False
+    # Java's readers: only the unsorted order (no fields) has id 0; a bucket count is positive
+    if any((o.order_id == 0) != (not o.fields) for o in md.sort_orders):
+        return False
+    if any(str(f.transform) == "bucket[0]" for spec in md.partition_specs for f in spec.fields):
         return False
     try:
         TableMetadataUtil.parse_raw(md.model_dump_json())
@@ -384,6 +389,24 @@ def test_bad_commits_are_400_not_500(server: Server, ns: str) -> None:
         assert_error(call(server, "POST", path, body), {400})
     assert_error(call(server, "POST", path, raw=b"[" * 200_000 + b"]" * 200_000), {400})  # deeper than the parser
     assert_error(call(server, "POST", path, {"requirements": [{"type": "assert-create"}], "updates": []}), {409})
+
+
+def test_bad_creates_are_400_not_500(server: Server, ns: str) -> None:
+    def field(type_: Any) -> dict[str, Any]:
+        return {"type": "struct", "fields": [{"id": 1, "name": "a", "type": type_, "required": False}]}
+
+    def spec(transform: str) -> dict[str, Any]:
+        return {"spec-id": 0, "fields": [{"source-id": 2, "field-id": 1000, "transform": transform, "name": "p"}]}
+
+    for extra in ({"schema": field("decimal(99, 2)")}, {"schema": field("fixed[-1]")}, {"schema": field("variant")},
+                  {"schema": "x"}, {"partition-spec": spec("truncate[-1]")}, {"partition-spec": spec("bucket[0]")},
+                  {"partition-spec": spec("identity") | {"fields": [{"source-id": 99, "field-id": 1000,
+                                                                     "transform": "identity", "name": "p"}]}},
+                  {"properties": []}, {"properties": {"format-version": "3"}}, {"properties": {"format-version": "x"}},
+                  {"properties": {"a": None}}, {"location": 5}, {"location": "relative/path"}):
+        for stage in (False, True):
+            body = {"name": unique("bad"), "schema": SCHEMA, **extra, "stage-create": stage}
+            assert_error(call(server, "POST", f"namespaces/{ns}/tables", body), {400})
 
 
 # ---- stage-create --------------------------------------------------------------------------------------------

@@ -50,7 +50,13 @@ from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.schema import Schema, visit
 from pyiceberg.serializers import ToOutputFile
 from pyiceberg.table import TableProperties
-from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
+from pyiceberg.table.metadata import (
+    SUPPORTED_TABLE_FORMAT_VERSION,
+    TableMetadata,
+    TableMetadataUtil,
+    TableMetadataV1,
+    new_table_metadata,
+)
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import (
@@ -67,6 +73,7 @@ from pyiceberg.table.update import (
     TableUpdate,
     update_table_metadata,
 )
+from pyiceberg.transforms import BucketTransform, TruncateTransform
 
 from ..catalog.locations import is_under, local_path, normalize
 from ..catalog.locks import ACQUIRED, EXCLUSIVE, TABLE, Component
@@ -489,6 +496,19 @@ def metadata_problem(metadata: TableMetadata) -> str | None:
     main = metadata.refs.get(MAIN_BRANCH)
     if main is not None and main.snapshot_ref_type != SnapshotRefType.BRANCH:
         return f"{MAIN_BRANCH} must be a branch, not a tag"  # as Iceberg's Java builder checks
+    if metadata.format_version > SUPPORTED_TABLE_FORMAT_VERSION:
+        return f"format version {metadata.format_version} is not supported (at most {SUPPORTED_TABLE_FORMAT_VERSION})"
+    # what Iceberg's Java readers refuse, so that every engine can load what was written
+    for order in metadata.sort_orders:
+        if bool(order.fields) == (order.order_id == 0):
+            return (f"sort order {order.order_id}: id 0 is the unsorted order's, and only an order without fields "
+                    f"has it")
+    transforms = [f.transform for spec in metadata.partition_specs for f in spec.fields]
+    transforms += [f.transform for order in metadata.sort_orders for f in order.fields]
+    for t in transforms:
+        if (isinstance(t, BucketTransform) and t.num_buckets < 1) or (isinstance(t, TruncateTransform)
+                                                                     and t.width < 1):
+            return f"transform {t} needs a positive number"
     raw = metadata.model_dump_json()
     if len(raw) > MAX_METADATA_BYTES:
         return f"the table metadata would be larger than {MAX_METADATA_BYTES} bytes"
@@ -755,6 +775,8 @@ class IcebergCatalog:
                                                      **_obj(body, "CreateTableRequest")})
         except PydanticError as e:
             raise bad_request(f"Invalid CreateTableRequest: {_pydantic_message(e)}") from None
+        except Exception as e:  # noqa: BLE001 - PyIceberg's validators fail on some shapes by other errors
+            raise bad_request(f"Invalid CreateTableRequest: {_short(e)}") from None
         name = self._table_name(req.name)
         check_properties(req.properties, f"Cannot create {db}.{name}")
         d = self._database(db)
@@ -770,6 +792,11 @@ class IcebergCatalog:
                                           location=location, properties=props)
         except (ValueError, IcebergValidationError) as e:
             raise bad_request(f"Invalid table: {e}") from None
+        except Exception as e:  # noqa: BLE001 - the client's schema, spec, order or properties do not make a table
+            raise bad_request(f"Invalid table: {_short(e)}") from None
+        problem = metadata_problem(metadata)
+        if problem:
+            raise bad_request(f"Invalid table: {problem}")
         if req.stage_create:  # the client commits the table with assert-create later
             # an engine writes the first manifests under metadata/ before it commits (DuckDB's CREATE TABLE AS
             # SELECT): the directory is made now, under the location checked above; no metadata file is written
