@@ -200,6 +200,33 @@ def helpers_script(c: HiveMetastoreClient, db: str) -> dict[str, Any]:
     run("drop partitions req", lambda: [p.values for p in c.drop_partitions_req(T.DropPartitionsRequest(
         dbName=db, tblName="events", parts=T.RequestPartsSpec(names=["dt=2024-01-01/hr=1"]), needResult=True,
         deleteData=True)).partitions])
+    events = c.get_table(db, "events")
+    located = c._format_partitions_location(parts(db, "events", [["2024-02-01", "1"], ["2024-02-01", "2"]]),
+                                            events.sd, events.partitionKeys)  # as hmsc's helpers place them
+    run("add partitions req", lambda: [p.values for p in c.add_partitions_req(T.AddPartitionsRequest(
+        dbName=db, tblName="events", parts=located, ifNotExists=True, needResult=True)).partitions])
+    run("partitions by filter", lambda: [p.values for p in c.get_partitions_by_filter(
+        db, "events", "dt >= '2024-02-01' and hr < 2", -1)])
+    run("count by filter", lambda: c.get_num_partitions_by_filter(db, "events", "dt >= '2024-02-01'"))
+    run("names ps", lambda: c.get_partition_names_ps(db, "events", ["2024-02-01", ""], -1))
+    run("partitions ps", lambda: [p.values for p in c.get_partitions_ps(db, "events", ["2024-02-01"], -1)])
+
+    def altered() -> Any:
+        p = c.get_partition(db, "events", ["2024-02-01", "1"])
+        p.parameters["k"] = "v"
+        c.alter_partition(db, "events", p)
+        return c.get_partition(db, "events", ["2024-02-01", "1"]).parameters.get("k")
+
+    run("alter partition", altered)
+
+    def renamed() -> Any:
+        p = c.get_partition(db, "events", ["2024-02-01", "2"])
+        p.values = ["2024-02-02", "2"]
+        c.rename_partition(db, "events", ["2024-02-01", "2"], p)
+        return c.get_partition_names(db, "events", -1)
+
+    run("rename partition", renamed)
+    run("truncate", lambda: c.truncate_table(db, "events", ["dt=2024-02-01/hr=1"]))
     run("drop external", lambda: c.drop_table(db, "ext", True))
     run("tables", lambda: c.get_all_tables(db))
     return run.steps
@@ -221,6 +248,7 @@ DIFFERENT: dict[str, str] = {
     "drop columns": "Hive 2.3 has no setMetaConf key hive.metastore.disallow.incompatible.col.type.changes (Hive 3 "
                     "has): its MetaException",
     "columns dropped": "follows 'drop columns' / 'drop middle column'",
+    "truncate": "Hive 2.3 has no truncate_table (Hive 3's call): its TApplicationException",
     "values bad key": "Hive 2.3 answers the values of another key (its bug); ours Hive 3's MetaException",
     "values missing table": "Hive 2.3 fails with a NullPointerException in a MetaException; ours names the table",
     "aggr all": "Hive 2.3 aggregates a decimal column's bounds without their scale (1 and 27 for 1.00 and 27.00)",
@@ -271,7 +299,8 @@ HELPER_LABELS = ["create db", "create db again", "get db", "create table", "crea
                  "bulk drop missing", "names after drops", "add columns", "columns added", "partition columns",
                  "drop columns none", "drop middle column", "drop columns", "columns dropped", "table req",
                  "tables by name req", "tables by type", "table meta", "partitions by names", "drop partitions req",
-                 "drop external", "tables"]
+                 "add partitions req", "partitions by filter", "count by filter", "names ps", "partitions ps",
+                 "alter partition", "rename partition", "truncate", "drop external", "tables"]
 
 
 @pytest.mark.slow
@@ -326,6 +355,13 @@ def test_helpers_answers(helpers_ours: dict[str, Any]) -> None:
     assert [m["tableName"] for m in ours["table meta"][1]] == ["events"]
     assert ours["partitions by names"] == ("ok", [["2024-01-01", "1"]])
     assert ours["drop partitions req"] == ("ok", [["2024-01-01", "1"]])
+    assert ours["add partitions req"] == ours["partitions ps"] == ("ok", [["2024-02-01", "1"], ["2024-02-01", "2"]])
+    assert ours["partitions by filter"] == ("ok", [["2024-02-01", "1"]])
+    assert ours["count by filter"] == ("ok", 2)
+    assert ours["names ps"] == ("ok", ["dt=2024-02-01/hr=1", "dt=2024-02-01/hr=2"])
+    assert ours["alter partition"] == ("ok", "v")
+    assert ours["rename partition"] == ("ok", ["dt=2024-02-01/hr=1", "dt=2024-02-02/hr=2"])
+    assert ours["truncate"] == ("ok", None)
     assert ours["tables"] == ("ok", ["events"])
 
 
