@@ -388,6 +388,14 @@ def test_bad_commits_are_400_not_500(server: Server, ns: str) -> None:
                  {"requirements": [{"type": "assert-current-schema-id", "current-schema-id": -(2 ** 63) - 1}]}):
         assert_error(call(server, "POST", path, body), {400})
     assert_error(call(server, "POST", path, raw=b"[" * 200_000 + b"]" * 200_000), {400})  # deeper than the parser
+    # a lone surrogate is no text, NUL is in no name or value; a surrogate pair is a character
+    for raw in (rb'{"updates": [{"action": "set-properties", "updates": {"\ud800": "x"}}]}',
+                rb'{"updates": [{"action": "set-properties", "updates": {"k": "a\u0000b"}}]}'):
+        assert_error(call(server, "POST", path, raw=raw), {400})
+    assert_error(call(server, "POST", "namespaces", raw=rb'{"namespace": ["n\uDC00"]}'), {400})
+    status, _, body = call(server, "POST", path, raw=rb'{"updates": [{"action": "set-properties", '
+                                                     rb'"updates": {"smile": "\ud83d\ude00"}}]}')
+    assert status == 200 and body["metadata"]["properties"]["smile"] == "\U0001F600", body
     assert_error(call(server, "POST", path, {"requirements": [{"type": "assert-create"}], "updates": []}), {409})
 
 

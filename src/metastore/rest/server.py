@@ -110,6 +110,9 @@ _COMPILED = [(r, r.pattern()) for r in ROUTES]
 _ROOTS = {r.path.split("/")[0] for r in ROUTES}
 PUBLIC = frozenset({"getToken", "getOpenApi"})  # served without a token when rest_auth = oauth2
 AUTHENTICATION = "AUTHENTICATION"  # the audit line's `denied` for a caller refused for who it is (401)
+# JSON escapes of NUL and of UTF-16 surrogates: a lone surrogate is no text (it cannot be written to a file or
+# a database as UTF-8), and NUL is refused by PostgreSQL and is in no Iceberg or Hive name or value
+_SUSPECT_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
 _HOST = re.compile(r"(?:[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
 
 
@@ -399,11 +402,13 @@ class _Handler(BoundedHandler):
                             f"at most {MAX_JSON_CONTAINERS})")
         try:
             value: JsonValue = json.loads(raw)
-            return value
         except (ValueError, UnicodeDecodeError) as e:
             raise bad_request(f"Malformed JSON in the request body: {e}") from None
         except RecursionError:  # [[[[...: nested deeper than the parser goes
             raise bad_request("Malformed JSON in the request body: nested too deeply") from None
+        if _SUSPECT_ESCAPE.search(raw):  # rare: only then is every string looked at
+            _check_text(value)
+        return value
 
     def _route(self, method: str, parts: list[str]) -> tuple[Route, dict[str, str]]:
         path = "/".join(parts)
@@ -506,6 +511,29 @@ class _Handler(BoundedHandler):
             "commitTransaction": lambda: self.api.get().commit_transaction(body),
         }
         return calls[op]()
+
+
+def _check_text(value: JsonValue) -> None:
+    """Refuse (400) a JSON value with a string, or an object key, that is not UTF-8 text or holds NUL."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        texts: list[str] = []
+        if isinstance(v, dict):
+            texts = list(v)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str):
+            texts = [v]
+        for t in texts:
+            if "\0" in t:
+                raise bad_request("A string in the request body holds NUL (\\u0000)")
+            try:
+                t.encode("utf-8")
+            except UnicodeEncodeError:
+                raise bad_request("A string in the request body is not text: it holds a lone UTF-16 surrogate "
+                                  "escape") from None
 
 
 def _denied(what: str) -> None:
