@@ -521,8 +521,22 @@ def test_etag_and_if_none_match(server: Server, ns: str) -> None:
     assert call(server, "GET", path, headers={"If-None-Match": tag})[0] == 200
     assert call(server, "GET", path, headers={"If-None-Match": headers["etag"]})[0] == 304
     assert made["metadata-location"]
-    # snapshots=all|refs are served; anything else is refused; a missing table is 404 whatever the header
-    assert call(server, "GET", path + "?snapshots=refs")[0] == 200
+    # snapshots=refs: only the snapshots a branch or tag names, with an ETag of its own; another value is refused
+    snap = {"snapshot-id": 1, "timestamp-ms": 1_700_000_000_000, "manifest-list": "/nonexistent/1.avro",
+            "summary": {"operation": "append"}, "sequence-number": 1, "schema-id": 0}
+    status, _, _ = call(server, "POST", path, {"updates": [
+        {"action": "add-snapshot", "snapshot": snap},
+        {"action": "add-snapshot", "snapshot": {**snap, "snapshot-id": 2, "parent-snapshot-id": 1,
+                                                "sequence-number": 2}},
+        {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": 2}]})
+    assert status == 200
+    status, headers, every = call(server, "GET", path + "?snapshots=all")
+    assert status == 200 and [s["snapshot-id"] for s in every["metadata"]["snapshots"]] == [1, 2]
+    status, refs_headers, refs = call(server, "GET", path + "?snapshots=refs")
+    assert status == 200 and [s["snapshot-id"] for s in refs["metadata"]["snapshots"]] == [2]
+    assert refs_headers["etag"] != headers["etag"] and call(server, "GET", path)[1]["etag"] == headers["etag"]
+    assert call(server, "GET", path + "?snapshots=refs", headers={"If-None-Match": refs_headers["etag"]})[0] == 304
+    assert call(server, "GET", path + "?snapshots=refs", headers={"If-None-Match": headers["etag"]})[0] == 200
     assert_error(call(server, "GET", path + "?snapshots=some"), {400})
     assert_error(call(server, "GET", f"namespaces/{ns}/tables/{unique('none')}", headers={"If-None-Match": "*"}),
                  {404})

@@ -371,19 +371,23 @@ def etag_matches(if_none_match: str | None, tag: str) -> bool:
     return any(t.strip().removeprefix("W/") == tag for t in if_none_match.split(","))
 
 
-def tagged(text: str, metadata_location: str | None) -> Tagged:
+def tagged(text: str, metadata_location: str | None, snapshots: str = "all") -> Tagged:
     out = Tagged(text)
     if metadata_location:
-        out.etag = etag(metadata_location)
+        out.etag = etag(metadata_location, snapshots)
     return out
 
 
-def table_result(metadata: TableMetadata, location: str | None) -> Tagged:
-    """A LoadTableResult, serialized by PyIceberg's models, with its ETag."""
+def table_result(metadata: TableMetadata, location: str | None, snapshots: str = "all") -> Tagged:
+    """A LoadTableResult, serialized by PyIceberg's models, with its ETag. `snapshots` refs: only the snapshots
+    a branch or tag names (the spec's lazy snapshot loading; the client asks for all when it needs them)."""
+    if snapshots == "refs":
+        named = {r.snapshot_id for r in metadata.refs.values()}
+        metadata = metadata.model_copy(update={"snapshots": [s for s in metadata.snapshots if s.snapshot_id in named]})
     out = '{"metadata":' + metadata.model_dump_json()
     if location:
         out += ',"metadata-location":' + json.dumps(location)
-    return tagged(out + ',"config":{}}', location)
+    return tagged(out + ',"config":{}}', location, snapshots)
 
 
 def page_size(value: str | None) -> int | None:
@@ -746,14 +750,14 @@ class IcebergCatalog:
         has this metadata; the file is not read)."""
         if snapshots is not None and snapshots not in ("all", "refs"):
             raise bad_request(f"snapshots must be all or refs, not {snapshots[:40]!r}")
-        db, name = database_of(ns), name.lower()
+        db, name, mode = database_of(ns), name.lower(), snapshots or "all"
         if if_none_match:
             location = self._iceberg_table(db, name).parameters.get(METADATA_LOCATION)
-            # every snapshot is answered for refs too (allowed: the client filters), so one ETag for both
-            if location and self._readable(location) is not None and etag_matches(if_none_match, etag(location)):
+            if (location and self._readable(location) is not None
+                    and etag_matches(if_none_match, etag(location, mode))):
                 return None
         got = self._load(db, name)
-        return table_result(got.metadata, got.location)
+        return table_result(got.metadata, got.location, mode)
 
     def table_exists(self, ns: str, name: str) -> None:
         self._iceberg_table(database_of(ns), name.lower())
