@@ -5,7 +5,9 @@ table_type=ICEBERG, metadata_location and previous_metadata_location: what PyIce
 Iceberg's Java HiveCatalog) write, so a table crosses freely between the Thrift and REST protocols.
 
 Table metadata is PyIceberg's: its models parse and serialize the metadata files and requests, its
-requirement classes validate, `update_table_metadata` applies updates, its FileIO writes the files. A commit
+requirement classes validate, `update_table_metadata` applies updates (with the spec's no-ops where PyIceberg
+fails: `spec_updates`), its FileIO writes the files. What a commit would write is checked first
+(`metadata_problem`): it must read back, and be metadata Iceberg's Java readers take. A commit
 writes the next metadata file beside the current one, then swaps metadata_location in the store with a
 compare-and-swap against the location it started from, so a concurrent commit (through either protocol)
 makes it fail with 409 instead of being lost. A multi-table commit swaps every table in one store transaction.
