@@ -204,6 +204,15 @@ def test_write_matrix(users: dict[str, As], world: dict[str, str]) -> None:
     stats.parameters["numRows"] = "7"
     alice.alter_table(db, "t", stats)
     assert root.get_table(db, "t").parameters["numRows"] == "7"
+    for key, value in (("storage_handler", "org.example.Handler"), ("transactional", "true"),
+                       ("auto.purge", "true")):  # what the table is: its owner's to change
+        changed = alice.get_table(db, "t")
+        changed.parameters[key] = value
+        refused(root, db, alice.alter_table, db, "t", changed)
+    changed = alice.get_table(db, "t")
+    changed.parameters.pop("numRows")
+    changed.parameters["spark.sql.statistics.numRows"] = "7"
+    alice.alter_table(db, "t", changed)
     refused(root, db, alice.drop_partition, db, "t", ["2"], False)  # DELETE is another privilege
     # grant option: alice passes INSERT on; bob, without it, cannot pass it further
     alice.grant_privileges(priv(obj(TABLE, db, "t"), "bob", USER, "INSERT"))

@@ -210,7 +210,7 @@ def _alter_rule(c: Check, a: dict[str, Any]) -> None:
 
 
 def _check_alter(c: Check, db: str, name: str, new: m.Table) -> None:
-    """Ownership, or INSERT when only the table's parameters change (not EXTERNAL); admin to change its owner."""
+    """Ownership, or INSERT when only writers' parameters change (WRITER_PARAMETERS); admin to change its owner."""
     db, name = db.lower(), name.lower()
     new_db, new_name = (new.dbName or db).lower(), (new.tableName or name).lower()
     renamed = (new_db, new_name) != (db, name)
@@ -251,7 +251,29 @@ def _alter_database_rule(c: Check, a: dict[str, Any]) -> None:
         c.owner_change(m.ObjectRef(m.DATABASE, (a["name"] or "").lower()))
 
 
+# The table parameters a writer (INSERT) changes as it writes: basic statistics (Hive, Spark, Impala), an Iceberg
+# commit's pointer and snapshot summary. Any other parameter (storage_handler, transactional, auto.purge, ...)
+# changes what the table is, which is its owner's to decide.
+WRITER_PARAMETERS = frozenset({
+    "numFiles", "numRows", "totalSize", "rawDataSize", "numFilesErasureCoded", "COLUMN_STATS_ACCURATE",
+    "STATS_GENERATED", "STATS_GENERATED_VIA_STATS_TASK", "transient_lastDdlTime", "last_modified_by",
+    "last_modified_time", "metadata_location", "previous_metadata_location", "current-snapshot-id",
+    "current-snapshot-summary", "current-snapshot-timestamp-ms", "snapshot-count", "current-schema",
+    "default-partition-spec", "default-sort-order"})
+WRITER_PREFIXES = ("spark.sql.statistics.", "impala.events.", "impala.lastComputeStatsTime")
+
+
+def _writer_key(key: str) -> bool:
+    return key in WRITER_PARAMETERS or key.startswith(WRITER_PREFIXES)
+
+
 def _params_only(old: m.Table, new: m.Table) -> bool:
+    """Whether `new` differs from `old` in writers' parameters only (WRITER_PARAMETERS)."""
+    before, after = old.parameters or {}, new.parameters or {}
+    if not all(_writer_key(k) for k in before.keys() ^ after.keys()) or \
+            not all(_writer_key(k) for k in before.keys() & after.keys() if before[k] != after[k]):
+        return False
+
     def shape(t: m.Table) -> tuple[Any, ...]:
         sd = t.sd
         return (t.owner, t.ownerType or 1, t.tableType, t.viewOriginalText, t.viewExpandedText,
