@@ -672,8 +672,9 @@ def test_catalogs(hmsc: HiveMetastoreClient, server: Server) -> None:
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_database_in_a_catalog(hmsc: HiveMetastoreClient) -> None:
-    """A database goes into a catalog that exists (Hive 3's InvalidObjectException names a missing one); the
-    catalog's name is Hive's, lower case, whatever the case it was sent in."""
+    """A database goes into a catalog that exists (Hive 3's InvalidObjectException names a missing one), a table
+    into a database of its catalog, a partition into a table of its catalog; the catalog's name is Hive's, lower
+    case, whatever the case it was sent in."""
     c = hmsc
     name = unique("hmscc")
     with pytest.raises(T.InvalidObjectException) as e:
@@ -684,6 +685,21 @@ def test_database_in_a_catalog(hmsc: HiveMetastoreClient) -> None:
     c.create_database(DatabaseBuilder(name, catalog_name="HIVE").build())
     try:
         assert c.get_database(name).catalogName == "hive"
+        # a table or partition of another catalog: its database, its table are not there
+        with pytest.raises(T.NoSuchObjectException) as e:
+            c.create_table(TableBuilder("t", name, sd([("a", "int")]), cat_name="other").build())
+        assert e.value.message == f"There is no database other.{name}"
+        c.create_table(TableBuilder("t", name, sd([("a", "int")]), cat_name="Hive",
+                                    partition_keys=[ColumnBuilder("p", "string").build()]).build())
+        assert c.get_table(name, "t").catName == "hive"
+        with pytest.raises(T.InvalidObjectException) as e:
+            c.add_partition(PartitionBuilder(["1"], name, "t", cat_name="other").build())
+        assert e.value.message == "Unable to add partition because table or database do not exist"
+        with pytest.raises(T.InvalidObjectException) as e:
+            c.add_partitions(parts(name, "t", [["2"]]) + [PartitionBuilder(["3"], name, "t", cat_name="x").build()])
+        assert e.value.message == f"Unable to add partitions because database or table {name}.t does not exist"
+        c.add_partition(PartitionBuilder(["4"], name, "t", cat_name="HIVE").build())
+        assert c.get_partition_names(name, "t", -1) == ["p=4"]
     finally:
         c.drop_database(name, True, True)
 

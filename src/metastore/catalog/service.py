@@ -348,9 +348,12 @@ class Catalog(ConstraintOps):
             raise InvalidObject("Storage descriptor is not defined for the table")
         if not t.dbName:
             raise InvalidObject("Table has no database name")
+        if (t.catName or DEFAULT_CATALOG).lower() != DEFAULT_CATALOG:  # Hive 3: its database is not in that catalog
+            raise NoSuchObject(f"There is no database {t.catName}.{t.dbName}")
         self._validate_table(t)
         t = replace(t, tableName=t.tableName.lower(), dbName=t.dbName.lower(), parameters=dict(t.parameters or {}),
-                    partitionKeys=[replace(k, name=k.name.lower()) for k in t.partitionKeys])
+                    partitionKeys=[replace(k, name=k.name.lower()) for k in t.partitionKeys],
+                    catName=DEFAULT_CATALOG)
         t.tableType = t.tableType or MANAGED_TABLE
         if t.parameters.get("EXTERNAL", "").upper() == "TRUE":
             t.tableType = EXTERNAL_TABLE
@@ -635,13 +638,14 @@ class Catalog(ConstraintOps):
         """
         if not parts:
             return []
+        missing = ("Unable to add partition because table or database do not exist" if single
+                   else f"Unable to add partitions because database or table {db}.{table} does not exist")
+        if any((p.catName or DEFAULT_CATALOG).lower() != DEFAULT_CATALOG for p in parts):
+            raise InvalidObject(missing)  # Hive 3: no such table in that catalog
         dirs: DirBatch | None = None
         try:
             with self.transaction() as tx:
-                t, ref = self._table_for_write(
-                    tx, db, table, InvalidObject,
-                    "Unable to add partition because table or database do not exist" if single
-                    else f"Unable to add partitions because database or table {db}.{table} does not exist")
+                t, ref = self._table_for_write(tx, db, table, InvalidObject, missing)
                 seen: dict[str, m.Partition] = {}
                 for p in parts:
                     if (p.dbName or "").lower() != t.dbName or (p.tableName or "").lower() != t.tableName:
