@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	bash scripts/kdc.sh install  # MIT Kerberos: the KDC of the Kerberos tests, the headers python-gssapi builds on
 	$(BIN)/pip install --quiet -e '.[test,dev]'
+	# hive-metastore-client (tests/test_hmsc.py) pins thrift==0.13.0, which its code does not need: no deps
+	$(BIN)/pip install --quiet --no-deps 'hive-metastore-client==1.0.9'
 	touch $(STAMP)
 
 setup: $(STAMP)
