@@ -262,6 +262,28 @@ def test_valid_write_ids_bad_requests(client: Client) -> None:
 
 # ---- seeds ---------------------------------------------------------------------------------------------------
 
+def test_write_ids_follow_a_rename_and_go_with_a_drop(client: Client, db: str) -> None:
+    """As Hive's onRename and drop: a renamed table keeps its write ids (the next one follows them), a dropped
+    table's are forgotten (a new table of the name starts again at 1)."""
+    client.create_table(_table(db, "t"))
+    a, b = _open(client, 2)
+    assert _alloc(client, db, "t", [a, b]) == [(a, 1), (b, 2)]
+    renamed = client.get_table(db, "t")
+    renamed.tableName = "u"
+    client.alter_table(db, "t", renamed)
+    assert (_max(client, db, "t"), _max(client, db, "u")) == (0, 2)
+    c = _open(client)[0]
+    assert _alloc(client, db, "u", [c]) == [(c, 3)]
+    for t in (a, b, c):
+        client.commit_txn(CommitTxnRequest(txnid=t))
+    client.drop_table(db, "u", True)
+    assert _max(client, db, "u") == 0
+    client.create_table(_table(db, "u"))
+    d = _open(client)[0]
+    assert _alloc(client, db, "u", [d]) == [(d, 1)]
+    client.commit_txn(CommitTxnRequest(txnid=d))
+
+
 def test_seed_write_id(client: Client) -> None:
     db = unique("d")
     client.seed_write_id(SeedTableWriteIdsRequest(dbName=db, tableName="t", seedWriteId=10))

@@ -529,6 +529,8 @@ class Catalog(ConstraintOps):
                 if cols_changed:  # a column gone or of another type loses its statistics, as in Hive
                     self._drop_changed_column_stats(tx, "TBL_ID", ref.TBL_ID, new.sd.cols, new.parameters)
                 tx.update_table(ref, new, new_db_id)
+                if renamed:
+                    tx.lock_queries().rename_table_references(db, name, new.dbName, new.tableName)
                 if moved:
                     self._relocate_partitions(tx, ref.TBL_ID, moved[0], moved[1])
                 if cascade and cols_changed and old.partitionKeys:
@@ -606,7 +608,9 @@ class Catalog(ConstraintOps):
             table_loc = t.sd.location
             locations = [table_loc] + [loc for _, _, loc in parts if loc and not _under(loc, table_loc)]
         tx.delete_table(ref, parts)
-        tx.lock_queries().delete_compactions(t.dbName, t.tableName)  # its compaction requests go with it, as Hive's
+        q = tx.lock_queries()  # its compaction requests and write ids go with it, as Hive's
+        q.delete_compactions(t.dbName, t.tableName)
+        q.delete_write_ids(t.dbName, t.tableName)
         self._event(tx, EventType.DROP_TABLE, t.dbName, t.tableName, self.msg.drop_table(t))
         return locations
 

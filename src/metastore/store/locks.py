@@ -318,6 +318,15 @@ class LockQueries:
             n += self.conn.execute(q).rowcount or 0
         return n
 
+    def rename_table_references(self, db: str, table: str, new_db: str, new_table: str) -> None:
+        """A renamed table keeps its write ids, write notifications and compaction requests (Hive's onRename)."""
+        for t, c_db, c_table in ((s.txn_to_write_id, W.T2W_DATABASE, W.T2W_TABLE),
+                                 (s.next_write_id, N.NWI_DATABASE, N.NWI_TABLE),
+                                 (s.txn_write_notification_log, WNL.WNL_DATABASE, WNL.WNL_TABLE),
+                                 (s.compaction_queue, C.CQ_DATABASE, C.CQ_TABLE)):
+            self.conn.execute(t.update().where(c_db == db, c_table == table).values(
+                {c_db.name: new_db, c_table.name: new_table}))
+
     # ---- write notifications (add_write_notification_log) -----------------------------------------------
 
     def write_notification(self, txnid: int, db: str, table: str, partition: str) -> tuple[int, str | None] | None:
