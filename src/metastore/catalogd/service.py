@@ -2,15 +2,20 @@
 
 HTTP endpoint (JSON, on --http-port, default the Thrift port + 1):
   GET /status                          status and metrics (`metastore catalogd status` prints it)
-  GET /topic?name=N&from=V&wait=S      topic updates after catalog version V (long-poll up to S seconds);
+  GET /topic?name=N&from=V&wait=S&service=ID
+                                       topic updates after catalog version V (long-poll up to S seconds);
                                        asking from V acknowledges V for subscriber N (SYNC_DDL counts on it).
                                        V is a version this catalogd published, as Impala's statestore topic
                                        versions are: 0 (or absent) asks for a full update; a negative V is a
                                        400; a V beyond the last published version (another catalogd's, say,
                                        before a restart) is answered as 0 -- a full update to resynchronize
-                                       from -- and acknowledges nothing, so no SYNC_DDL counts on it
+                                       from -- and acknowledges nothing, so no SYNC_DDL counts on it.
+                                       ID, the catalog service id the subscriber's V came from: another
+                                       catalogd's (a restart) is answered likewise with a full update
   GET /object?kind=table&key=db.t      one object (minimal topic mode: subscribers fetch on demand)
   GET /sync?event=N&timeout=S          SYNC_DDL wait for event N: 200, or 504 with the timeout error
+Every answer of /topic and /sync (and /status) carries `service_id`, the catalog service id: new at every start
+of catalogd (Impala's catalogServiceId), since the catalog versions it gives are numbered anew at every start.
 A client's wait (S) is a finite number of seconds, at most MAX_TOPIC_WAIT, or MAX_SYNC_WAIT (--sync-ddl-timeout
 if longer): a connection holds its thread while it waits. A request that fails inside catalogd is answered 500
 with a generic error (the traceback goes to catalogd's log, never to the client).
@@ -25,6 +30,7 @@ import ssl
 import threading
 import time
 import urllib.parse
+import uuid
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -56,6 +62,8 @@ class CatalogdService:
                  limits: FrontLimits | None = None, max_message_bytes: int | None = None,
                  tls: ssl.SSLContext | None = None) -> None:
         self.started = time.time()
+        # new at every start: the versions below are this catalogd's own (topics.py, subscriber.py)
+        self.service_id = uuid.uuid4().hex
         self.metastore = MetastoreClient(metastore, retry_reads=True)
         # file_lister: how a location's files are listed (catalog.list_files: local and file: locations)
         self.cache = CatalogCache(file_lister or list_files, set(blacklist_dbs or ()),
@@ -69,7 +77,7 @@ class CatalogdService:
             self.proc_kw.update(db_executors=db_executors, table_executors_per_db=table_executors_per_db,
                                 max_outstanding=max_outstanding)
         self.processor: Processor | None = None
-        self.publisher = Publisher(TopicBuilder(self.cache, topic_mode, gc_every), topic_interval)
+        self.publisher = Publisher(TopicBuilder(self.cache, topic_mode, gc_every, self.service_id), topic_interval)
         self.sync_ddl = sync_ddl
         self.sync_ddl_timeout = sync_ddl_timeout
         self.front = Front(self, sync_reads=sync_reads)
@@ -171,7 +179,8 @@ class CatalogdService:
     def status(self) -> dict[str, Any]:
         assert self.processor is not None
         pub, b = self.publisher, self.publisher.builder
-        return {"metastore": self.metastore.uri, "thrift_port": self.port, "http_port": self.http_port,
+        return {"service_id": self.service_id, "metastore": self.metastore.uri, "thrift_port": self.port,
+                "http_port": self.http_port,
                 "uptime_s": round(time.time() - self.started, 1), "processor": self.processor.status(),
                 "catalog": self.cache.stats(),
                 "loader": {"loads": self.loader.loads, "failures": self.loader.failures,
@@ -242,15 +251,15 @@ class _Endpoint(BoundedHandler):
                 if frm < 0:
                     raise _BadRequest("from is negative (catalog versions start at 0)")
                 pub = svc.publisher
-                if frm > pub.sent_version:  # not a version of ours: a full update, nothing acknowledged
-                    frm = 0
+                if frm > pub.sent_version or q.get("service", svc.service_id) != svc.service_id:
+                    frm = 0  # not a version of ours: a full update, nothing acknowledged
                 if name not in pub.acked:
                     pub.register(name)
                 pub.ack(name, frm)
                 ups, complete = pub.updates_since(frm, _seconds(q, "wait", 0.0, MAX_TOPIC_WAIT))
                 if frm == 0 or not complete:
                     ups = [pub.full_update()]
-                self._send(200, {"updates": [update_to_json(x) for x in ups]})
+                self._send(200, {"service_id": svc.service_id, "updates": [update_to_json(x) for x in ups]})
             elif u.path == "/object":
                 kind, key = _param(q, "kind"), _param(q, "key")
                 if kind != "database" and "." not in key:
@@ -261,9 +270,9 @@ class _Endpoint(BoundedHandler):
                     # at most MAX_SYNC_WAIT, or the server's own SYNC_DDL timeout if longer
                     most = max(MAX_SYNC_WAIT, svc.sync_ddl_timeout)
                     v = svc.wait_for_event(_whole(q, "event"), _seconds(q, "timeout", svc.sync_ddl_timeout, most))
-                    self._send(200, {"version": v})
+                    self._send(200, {"version": v, "service_id": svc.service_id})
                 except SyncDdlTimeout as e:
-                    self._send(504, {"error": str(e)})
+                    self._send(504, {"error": str(e), "service_id": svc.service_id})
             else:
                 self._send(404, {"error": f"no such endpoint: {u.path}"})
         except _BadRequest as e:

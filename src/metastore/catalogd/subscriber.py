@@ -3,7 +3,11 @@
 In-process: Subscriber(name, service) registers with the service's publisher, which delivers each update
 (and counts it as acknowledged once applied). Remote: Subscriber(name, "http://HOST:PORT") long-polls catalogd's
 HTTP endpoint GET /topic?name=N&from=V (asking from V acknowledges V). A replica that missed updates (a gap)
-starts over from a full update. In minimal topic mode updates carry names and versions only: a read of an
+starts over from a full update. Every update names the catalog service id of the catalogd that made it (new at
+every start of catalogd, whose versions are numbered anew): a replica that sees an id other than its own drops
+everything it holds and starts over from a full update, as Impala's impalads do when the catalog service id
+changes; a remote subscriber sends its id with each poll, and catalogd answers another's with a full update.
+In minimal topic mode updates carry names and versions only: a read of an
 object whose replica copy is older than its announced version fetches it from catalogd.
 """
 
@@ -29,6 +33,8 @@ class NotInReplica(LookupError):
 class Replica:
     def __init__(self, fetch: Any = None) -> None:
         self.version = 0
+        self.service_id = ""  # the catalogd whose versions these are ("" before the first update)
+        self.resets = 0  # how many times a new catalog service id made the replica drop its state
         self.databases: dict[str, tuple[Any, dict[str, Any]]] = {}
         self.tables: dict[str, TableSnapshot | None] = {}
         self.announced: dict[str, int] = {}  # "kind:key" -> version announced (minimal mode)
@@ -38,16 +44,30 @@ class Replica:
         self.applied = threading.Condition(self.lock)
 
     def apply(self, up: TopicUpdate) -> bool:
-        """Applies an update; False when it does not follow the replica's version (a gap: take a full one)."""
+        """Applies an update; False when it does not follow the replica's version (a gap: take a full one), or
+        when it is not a full update and comes from another catalog service than the replica's (a restarted
+        catalogd): then the replica has dropped its state, and takes a full update next."""
         with self.lock:
+            full = up.from_version == 0 and not up.deletions
+            if up.service_id and self.service_id and up.service_id != self.service_id and not full:
+                log.info("catalog service id changed (%s -> %s): dropping the replica (version %s)",
+                         self.service_id, up.service_id, self.version)
+                self.databases, self.tables, self.announced, self.have = {}, {}, {}, {}
+                self.version, self.service_id = 0, ""
+                self.resets += 1
+                self.applied.notify_all()
+                return False
             if up.from_version > self.version:
                 return False
-            full = up.from_version == 0 and not up.deletions
             if full:
                 # a full update replaces everything, one of a lower version too: a catalogd restarted numbers
                 # its versions anew, and what it no longer has (dropped while it was down) must go
                 self.databases, self.tables, self.announced, self.have = {}, {}, {}, {}
                 self.version = up.to_version
+                if self.service_id and up.service_id != self.service_id:
+                    self.resets += 1
+            if up.service_id:
+                self.service_id = up.service_id
             for e in up.entries:
                 self._entry(e)
             for d in up.deletions:
@@ -181,13 +201,16 @@ class Subscriber:
     def _poll(self) -> None:
         while not self._stop.is_set():
             try:
+                sid = self.replica.service_id
                 doc = self.get(f"/topic?name={urllib.parse.quote(self.name)}&from={self.replica.version}"
-                               f"&wait={self.poll_wait}", self.poll_wait + 30)
+                               f"&wait={self.poll_wait}" + (f"&service={urllib.parse.quote(sid)}" if sid else ""),
+                               self.poll_wait + 30)
                 for u in doc["updates"]:
                     up = self.decoder.update(u)
                     self.received += 1
                     if not self.replica.apply(up):
-                        log.warning("subscriber %s: gap before version %s", self.name, up.from_version)
+                        log.warning("subscriber %s: gap before version %s (or a new catalog service)", self.name,
+                                    up.from_version)
                         break
             except Exception as e:  # noqa: BLE001 - catalogd restarting: try again
                 log.debug("subscriber %s: %s", self.name, e)

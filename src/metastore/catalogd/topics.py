@@ -8,6 +8,10 @@ sent and how many updates skipped it; an object skipped MAX_NUM_SKIPPED_TOPIC_UP
 with its newer version, so a table that changes all the time is not held back forever. The log is
 garbage-collected every `gc_every` updates (entries of objects no longer in the catalog).
 
+Every update carries the catalog service id (CatalogdService.service_id, new at every start of catalogd, as
+Impala's catalogServiceId): versions are numbered anew after a restart, so a version means something only with
+the id of the catalogd that gave it. A subscriber that sees another id drops its replica and takes a full update.
+
 Modes: "full" sends the objects (a table with its partitions and file metadata); "minimal" sends names and
 versions only, and a subscriber fetches an object when it is read (CatalogdService.fetch).
 """
@@ -40,6 +44,7 @@ class TopicUpdate:
     entries: list[TopicEntry] = field(default_factory=list)
     deletions: list[Deletion] = field(default_factory=list)
     created: float = field(default_factory=time.time)
+    service_id: str = ""  # the catalogd that numbered these versions ("" from one that names none)
 
 
 @dataclass
@@ -65,12 +70,13 @@ def snapshot_table(t: Any) -> TableSnapshot:
 
 
 class TopicBuilder:
-    def __init__(self, cache: CatalogCache, mode: str = "full", gc_every: int = 10) -> None:
+    def __init__(self, cache: CatalogCache, mode: str = "full", gc_every: int = 10, service_id: str = "") -> None:
         if mode not in ("full", "minimal"):
             raise ValueError(f"topic mode is full or minimal, not {mode!r}")
         self.cache = cache
         self.mode = mode
         self.gc_every = gc_every
+        self.service_id = service_id
         self.last_version = 0
         self.log: dict[str, LogEntry] = {}
         self.updates = 0
@@ -84,7 +90,7 @@ class TopicBuilder:
         if to <= self.last_version:
             return None
         frm = self.last_version
-        up = TopicUpdate(frm, to, self.mode)
+        up = TopicUpdate(frm, to, self.mode, service_id=self.service_id)
         for name, d in list(c.dbs.items()):
             self._consider(up, "database", name, d.version, lambda d=d: (d.obj, dict(d.functions)))
         for (db, tn), t in list(c.tables.items()):
@@ -150,6 +156,10 @@ class Publisher:
     def sent_version(self) -> int:
         return self.builder.last_version
 
+    @property
+    def service_id(self) -> str:
+        return self.builder.service_id
+
     def register(self, name: str, subscriber: Any = None) -> None:
         with self.cond:
             self.subscribers[name] = subscriber
@@ -214,7 +224,7 @@ class Publisher:
         """Every object, for a subscriber starting from nothing (or one that fell behind the history)."""
         with self._build_lock:
             c, to = self.builder.cache, self.builder.last_version
-            up = TopicUpdate(0, to, self.builder.mode)
+            up = TopicUpdate(0, to, self.builder.mode, service_id=self.builder.service_id)
             full = self.builder.mode == "full"
             for name, d in list(c.dbs.items()):
                 up.entries.append(TopicEntry("database", name, d.version, (d.obj, dict(d.functions)) if full else None))

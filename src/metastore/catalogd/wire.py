@@ -53,7 +53,8 @@ class Decoder:
             if kind == "table":
                 self.parts.pop(key, None)
         return TopicUpdate(doc["from"], doc["to"], doc["mode"], entries,
-                           [Deletion(v, k, key) for v, k, key in doc["deletions"]], doc.get("created", 0.0))
+                           [Deletion(v, k, key) for v, k, key in doc["deletions"]], doc.get("created", 0.0),
+                           str(doc.get("service_id") or ""))
 
 
 def object_to_json(kind: str, obj: Any) -> Any:
@@ -83,6 +84,7 @@ def object_from_json(kind: str, doc: Any) -> Any:
 
 def update_to_json(up: TopicUpdate) -> dict[str, Any]:
     return {"from": up.from_version, "to": up.to_version, "mode": up.mode, "created": up.created,
+            "service_id": up.service_id,
             "entries": [[e.kind, e.key, e.version, object_to_json(e.kind, e.obj)] for e in up.entries],
             "deletions": [[d.version, d.kind, d.key] for d in up.deletions]}
 
@@ -90,4 +92,5 @@ def update_to_json(up: TopicUpdate) -> dict[str, Any]:
 def update_from_json(doc: dict[str, Any]) -> TopicUpdate:
     return TopicUpdate(doc["from"], doc["to"], doc["mode"],
                        [TopicEntry(k, key, v, object_from_json(k, o)) for k, key, v, o in doc["entries"]],
-                       [Deletion(v, k, key) for v, k, key in doc["deletions"]], doc.get("created", 0.0))
+                       [Deletion(v, k, key) for v, k, key in doc["deletions"]], doc.get("created", 0.0),
+                       str(doc.get("service_id") or ""))
