@@ -374,7 +374,7 @@ class Locks:
         with self.catalog.transaction() as tx:
             q = tx.lock_queries()
             now = _now_ms()
-            self._expire(q, now, purge)
+            self._expire(tx, q, now, purge)
             if sweep:
                 self._release_gone(q)
             if txnid:
@@ -389,14 +389,16 @@ class Locks:
         """Seconds between two purges of ended transactions by this process: the timeout, at most PURGE_INTERVAL."""
         return min(self.timeout, PURGE_INTERVAL)
 
-    def _expire(self, q: LockQueries, now: int, purge: bool = True) -> None:
+    def _expire(self, tx: Tx, q: LockQueries, now: int, purge: bool = True) -> None:
         """Release the expired locks and abort the expired transactions (every call: a dead holder blocks others
-        for at most the timeout); with `purge`, also forget the transactions that ended a timeout ago (TXNS
+        for at most the timeout), each with its ABORT_TXN event, as Hive's housekeeper writes one for a timed-out
+        transaction; with `purge`, also forget the transactions that ended a timeout ago (TXNS
         holds only the recent past, not every transaction): housekeeping, which a process does at most once per
         _purge_interval, not in every call."""
         older = now - int(self.timeout * 1000)
         q.expire_locks(older)
-        q.expire_txns(older, now)
+        for txnid in q.expire_txns(older, now):
+            self._abort_event(tx, q, txnid, now)
         if purge:
             q.purge_ended_txns(older)
 
@@ -537,10 +539,11 @@ class Locks:
     # ---- transactions ---------------------------------------------------------------------------------
 
     def open_txns(self, n: int, user: str, host: str, agent_info: str | None = None) -> list[int]:
+        """Open n transactions (at most max_open_batch), with one OPEN_TXN event naming them."""
         if n is None or n <= 0:
             raise MetaError(f"Invalid input for number of txns: {n}")
         n = min(n, self.max_open_batch)  # as Hive's TxnHandler.openTxns: the client gets the ids it got
-        with self._session() as (q, now):
+        with self._session_tx() as (tx, q, now):
             if q.count_txns("o") + n > self.max_open_txns:
                 raise MetaError(TOO_MANY_TXNS)
             first = q.next_txn_ids(n)
@@ -549,6 +552,8 @@ class Locks:
                             "TXN_USER": (user or "")[:128], "TXN_HOST": (host or "")[:128],
                             "TXN_AGENT_INFO": agent_info[:128] if agent_info else None}
                            for i in ids])
+            # Hive 3's JSONOpenTxnMessage: the range (fromTxnId, toTxnId); Hive 4 reads txnIds first
+            self._txn_event(tx, EventType.OPEN_TXN, {"txnIds": ids, "fromTxnId": ids[0], "toTxnId": ids[-1]}, now)
             return ids
 
     def abort_txn(self, txnid: int) -> None:
@@ -558,8 +563,9 @@ class Locks:
         self._end_txn(txnid, "c")
 
     def _end_txn(self, txnid: int, state: str) -> None:
-        """Commit ('c') or abort ('a') a transaction and release its locks; ending it the other way is an error."""
-        with self._session() as (q, now):
+        """Commit ('c') or abort ('a') a transaction and release its locks, with its COMMIT_TXN or ABORT_TXN event;
+        ending it the other way is an error (ending it again the same way is no error, and writes no event)."""
+        with self._session_tx() as (tx, q, now):
             t = q.txn(txnid)
             if t is None:
                 raise NoSuchTxn(f"No such transaction {_txn_name(txnid)}")
@@ -569,7 +575,38 @@ class Locks:
                 raise TxnAborted(f"Transaction {_txn_name(txnid)} already aborted")
             if t.state == "o":
                 q.set_txn_state(txnid, state, now)
+                if state == "c":
+                    self._commit_event(tx, q, txnid, now)
+                else:
+                    self._abort_event(tx, q, txnid, now)
             q.delete_txn_locks(txnid)
+
+    # ---- transaction events (Hive's JSONOpenTxnMessage, JSONCommitTxnMessage, JSONAbortTxnMessage) ------------
+
+    def _txn_event(self, tx: Tx, kind: EventType, fields: dict[str, object], now: int) -> None:
+        """An event of no database or table (as Hive writes the transaction events), in the change's transaction."""
+        msg = self._messages()
+        doc = {"server": msg.server, "servicePrincipal": msg.principal, **fields, "timestamp": now // 1000}
+        tx.add_event(kind, None, None, json.dumps(doc, separators=(",", ":")), msg.format, now // 1000)
+
+    def _commit_event(self, tx: Tx, q: LockQueries, txnid: int, now: int) -> None:
+        """COMMIT_TXN: the transaction's id and, as Hive adds them from its write notification log, one entry per
+        write (table or partition) in parallel lists: database, table, write id, partition name, the table's and
+        partition's Thrift-JSON, the files. A transaction that recorded no write names none (Hive likewise)."""
+        fields: dict[str, object] = {"txnid": txnid}
+        writes = q.write_notifications(txnid)
+        if writes:
+            fields.update(
+                databases=[w["WNL_DATABASE"] for w in writes], tables=[w["WNL_TABLE"] for w in writes],
+                writeIds=[int(w["WNL_WRITEID"]) for w in writes], partitions=[w["WNL_PARTITION"] for w in writes],
+                tableObjs=[w["WNL_TABLE_OBJ"] for w in writes], partitionObjs=[w["WNL_PARTITION_OBJ"] for w in writes],
+                files=[w["WNL_FILES"] for w in writes])
+        self._txn_event(tx, EventType.COMMIT_TXN, fields, now)
+
+    def _abort_event(self, tx: Tx, q: LockQueries, txnid: int, now: int) -> None:
+        """ABORT_TXN: the transaction's id and (Hive 4's dbsUpdated) the databases its recorded writes were in."""
+        dbs = list(dict.fromkeys(str(w["WNL_DATABASE"]) for w in q.write_notifications(txnid)))
+        self._txn_event(tx, EventType.ABORT_TXN, {"txnid": txnid, "dbsUpdated": dbs}, now)
 
     def get_open_txns(self) -> OpenTxns:
         with self._session() as (q, _):
@@ -633,8 +670,11 @@ class Locks:
     def abort_txns(self, txnids: list[int]) -> None:
         """Abort those of the transactions that are open and release their locks, as Hive's abortTxns: any other
         (committed, aborted, unknown) is passed over, no error."""
-        with self._session() as (q, now):
-            q.end_txns([t.id for t in q.txns_in(txnids) if t.state == "o"], "a", now)
+        with self._session_tx() as (tx, q, now):
+            ids = [t.id for t in q.txns_in(txnids) if t.state == "o"]
+            q.end_txns(ids, "a", now)
+            for txnid in ids:
+                self._abort_event(tx, q, txnid, now)
 
     def heartbeat_txn_range(self, lo: int, hi: int) -> tuple[set[int], set[int]]:
         """Heartbeat the open transactions of ids lo..hi; (the aborted ones, the ones unknown or committed), as

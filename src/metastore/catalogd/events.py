@@ -19,10 +19,10 @@ hierarchical event processing):
                        after that table's earlier events, independently of the other tables. The transaction's
                        event counts as applied once all of them have run.
 
-Transactions: our metastore writes no OPEN_TXN/COMMIT_TXN/ABORT_TXN events (its transactions are visible in the
-log only through the events of the changes made in them, e.g. ALTER_TABLE). Hive 3/4 write them (core.messages
-TxnMessage), which is what is read here when a metastore does write them; a commit naming no tables applies to
-nothing.
+Transactions: the metastore writes OPEN_TXN, ALLOC_WRITE_ID, COMMIT_TXN and ABORT_TXN events in Hive 3/4's
+formats (catalog/locks.py; core.messages TxnMessage). A COMMIT_TXN names the tables the transaction recorded
+writes to (its write notifications, as Hive's), each given a pseudo event; a commit naming no tables, an
+ABORT_TXN (Hive's names no tables), OPEN_TXN and ALLOC_WRITE_ID apply to nothing cached.
 
 Applier.apply() is idempotent per event: objects come from the message (the state as of the event); an event at
 or below a loaded table's synced id is skipped (the load already saw it); an event on an incomplete table is
