@@ -33,6 +33,8 @@ HIVE_KEYS = {
     "metastore.thrift.bind.host": "host",
     "hive.stats.autogather": "stats_autogather",
     "metastore.stats.autogather": "stats_autogather",
+    "hive.metastore.disallow.incompatible.col.type.changes": "disallow_incompatible_col_type_changes",
+    "metastore.disallow.incompatible.col.type.changes": "disallow_incompatible_col_type_changes",
     # notifications: the message bus relay (HCatalog's keys) and the log's retention (Hive's keys)
     "hcat.msgbus.topic.prefix": "topic_prefix",
     "hive.metastore.event.db.listener.timetolive": "event_ttl",
@@ -235,6 +237,8 @@ class Settings:
     db: str | None = None  # SQLAlchemy URL; default: SQLite file in data_dir
     warehouse: str | None = None  # default: <data_dir>/warehouse
     stats_autogather: bool = True
+    # alter_table refuses a column type change Hive does not convert (Hive's default: true)
+    disallow_incompatible_col_type_changes: bool = True
     pool_size: int = 8
     workers: int = 1  # server processes sharing the Thrift port
     # the Iceberg REST catalog (metastore.rest): served by `serve` on its own HTTP port unless rest is off
@@ -363,7 +367,9 @@ class Settings:
         passwords inside values masked, so that the front never holds a secret it could leak."""
         hidden = hidden_keys(self.extra.get("hive.conf.hidden.list", ""))
         out = {"hive.metastore.warehouse.dir": redact(self.warehouse_dir),
-               "hive.stats.autogather": str(self.stats_autogather).lower()}
+               "hive.stats.autogather": str(self.stats_autogather).lower(),
+               "hive.metastore.disallow.incompatible.col.type.changes":
+                   str(self.disallow_incompatible_col_type_changes).lower()}
         out.update((k, redact(v)) for k, v in self.extra.items() if not secret_key(k, hidden))
         return out
 

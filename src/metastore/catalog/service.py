@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from ..core import hive_expr, identity
+from ..core import hive_expr, hive_types, identity
 from ..core import messages as ev
 from ..core import model as m
 from ..core.errors import (
@@ -449,8 +449,11 @@ class Catalog(ConstraintOps):
         return list(t.sd.cols) + (list(t.partitionKeys) if with_partition_keys else [])
 
     def alter_table(self, db: str, name: str, new: m.Table, cascade: bool = False,
-                    env: dict[str, str] | None = None, tx: Tx | None = None) -> None:
-        """Alter a table; within `tx` when given (see alter_tables_cas), else in its own transaction."""
+                    env: dict[str, str] | None = None, tx: Tx | None = None, check_col_types: bool = False) -> None:
+        """Alter a table; within `tx` when given (see alter_tables_cas), else in its own transaction.
+
+        `check_col_types` (the Thrift front's hive.metastore.disallow.incompatible.col.type.changes): refuse a
+        column whose type changes to one Hive does not convert the old one to (core/hive_types.py), as Hive does."""
         db, name = db.lower(), name.lower()
         if new is None or new.sd is None:
             raise InvalidOperation("New table is invalid: " + str(new))
@@ -476,6 +479,8 @@ class Catalog(ConstraintOps):
                 raise TableModified(f"The table has been modified. The parameter value for key '{expected_key}' is "
                                 f"'{old.parameters.get(expected_key)}'. The expected was value was "
                                 f"'{env.get('expected_parameter_value')}'")
+            if check_col_types and old.tableType != VIRTUAL_VIEW:  # a view's types follow its query (Hive 2.3.10)
+                _check_col_types(old.sd.cols, new.sd.cols)
             # a key's type may change, not its name or the number of keys
             if len(old.partitionKeys) != len(new.partitionKeys) or any(
                     a.name != b.name for a, b in zip(old.partitionKeys, new.partitionKeys)):
@@ -1581,6 +1586,17 @@ MAX_NAMES_PER_CALL = 100_000
 def _check_names_count(names: Sequence[str] | None) -> None:
     if names is not None and len(names) > MAX_NAMES_PER_CALL:
         raise MetaError(f"Too many partition names in one call ({len(names)}; at most {MAX_NAMES_PER_CALL})")
+
+
+def _check_col_types(old: Sequence[m.FieldSchema], new: Sequence[m.FieldSchema]) -> None:
+    """Hive's refusal of incompatible column type changes (HiveAlterHandler with
+    hive.metastore.disallow.incompatible.col.type.changes): a type Hive cannot parse fails as Hive's does."""
+    try:
+        bad = hive_types.incompatible_columns([(c.name, c.type) for c in old], [(c.name, c.type) for c in new])
+    except hive_types.HiveTypeError as e:
+        raise MetaError(e.java_text) from None
+    if bad:
+        raise InvalidOperation(hive_types.incompatible_message(bad))
 
 
 def _same_location(a: str | None, b: str | None) -> bool:

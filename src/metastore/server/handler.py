@@ -193,6 +193,20 @@ def _db(name: str | None) -> str:
     return parse_db_name(name)[1]
 
 
+def other_catalog(cat: str | None, db: str | None = None) -> str | None:
+    """The catalog a request names (its catName, else its database's '@cat#db' prefix) when that is not this
+    store's one catalog, `hive`; else None. Hive 3 keeps each catalog's objects apart, so a read in a catalog it
+    does not have answers as for objects that do not exist (checked before the store is read)."""
+    name = cat or parse_db_name(db)[0]
+    return None if name is None or name.lower() == DEFAULT_CATALOG else name
+
+
+def _no_table_in(cat: str, db: str | None, table: str | None) -> E.NoSuchObject:
+    """Hive 3's ObjectStore answer for a table it cannot find in a catalog (statistics, partitions by expression)."""
+    return E.NoSuchObject(f"Specified catalog.database.table does not exist : "
+                          f"{cat.lower()}.{_db(db).lower()}.{(table or '').lower()}")
+
+
 def _env(ctx: hms.EnvironmentContext | None) -> dict[str, str]:
     return dict(ctx.properties or {}) if ctx is not None else {}
 
@@ -449,6 +463,8 @@ class Handler(DelegationTokenCalls):
 
     def get_partition_values(self, request: hms.PartitionValuesRequest) -> hms.PartitionValuesResponse:
         req = _require(request, "request")
+        if (cat := other_catalog(req.catName, req.dbName)) is not None:
+            raise _no_table_in(cat, req.dbName, req.tblName)
         rows = self.catalog.get_partition_values(_db(req.dbName), req.tblName,
                                                  [k.name for k in req.partitionKeys or []],
                                                  req.applyDistinct is not False, req.filter, _max(req.maxParts))
@@ -456,6 +472,8 @@ class Handler(DelegationTokenCalls):
 
     def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
         req = _require(req, "request")
+        if (cat := other_catalog(req.catName, req.dbName)) is not None:
+            raise _no_table_in(cat, req.dbName, req.tblName)
         if not req.expr:
             return self.catalog.get_partition_names(_db(req.dbName), req.tblName, _max(req.maxParts))
         try:
@@ -727,6 +745,8 @@ class Handler(DelegationTokenCalls):
 
     def get_table_req(self, req: hms.GetTableRequest) -> hms.GetTableResult:
         req = _require(req, "request")
+        if (cat := other_catalog(req.catName, req.dbName)) is not None:  # Hive 3's get_table_core
+            raise E.NoSuchObject(f"{cat}.{_db(req.dbName)}.{req.tblName} table not found")
         return hms.GetTableResult(table=to_thrift(self.catalog.get_table(_db(req.dbName), req.tblName)))
 
     def _tables_by_name(self, dbname: str, names: list[str] | None) -> list[hms.Table]:
@@ -742,6 +762,8 @@ class Handler(DelegationTokenCalls):
 
     def get_table_objects_by_name_req(self, req: hms.GetTablesRequest) -> hms.GetTablesResult:
         req = _require(req, "request")
+        if (cat := other_catalog(req.catName, req.dbName)) is not None and _db(req.dbName) and req.tblNames is not None:
+            raise E.UnknownDB(f"Could not find database {cat.lower()}.{_db(req.dbName).lower()}")  # Hive 3's
         return hms.GetTablesResult(tables=self._tables_by_name(req.dbName, req.tblNames))
 
     def _alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table, cascade: bool, env: dict[str, str]) -> None:
@@ -749,7 +771,14 @@ class Handler(DelegationTokenCalls):
         new.dbName = _db(new.dbName) if new.dbName else _db(dbname)
         if env.get("CASCADE", "").lower() == "true":
             cascade = True
-        self.catalog.alter_table(_db(dbname), tbl_name, new, cascade, env)
+        self.catalog.alter_table(_db(dbname), tbl_name, new, cascade, env, check_col_types=self._col_types_checked())
+
+    def _col_types_checked(self) -> bool:
+        """hive.metastore.disallow.incompatible.col.type.changes as Hive 3's alter handler reads it: the
+        connection's setMetaConf value, else the server's setting (Hive's default true). Hive 2.3 refuses the key
+        in setMetaConf, so there only the server's counts; a value other than true/false means false (Hadoop's
+        getBoolean with Hive's default there)."""
+        return self.getMetaConf("hive.metastore.disallow.incompatible.col.type.changes").strip().lower() == "true"
 
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         self._alter_table(dbname, tbl_name, new_tbl, False, {})
@@ -885,6 +914,8 @@ class Handler(DelegationTokenCalls):
 
     def get_partitions_by_expr(self, req: hms.PartitionsByExprRequest) -> hms.PartitionsByExprResult:
         req = _require(req, "request")
+        if (cat := other_catalog(req.catName, req.dbName)) is not None:
+            raise _no_table_in(cat, req.dbName, req.tblName)
         try:
             parts = self.catalog.get_partitions_by_expr(_db(req.dbName), req.tblName, req.expr or b"",
                                                         req.defaultPartitionName,
@@ -979,12 +1010,16 @@ class Handler(DelegationTokenCalls):
 
     def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
         req = _require(request, "request")
+        if (cat := other_catalog(req.catName, req.dbName)) is not None:
+            raise _no_table_in(cat, req.dbName, req.tblName)
         cs = self.catalog.get_table_column_statistics(_db(req.dbName), req.tblName, req.colNames or [],
                                                       req.engine or "hive")
         return hms.TableStatsResult(tableStats=[stats_obj_to_thrift(o) for o in cs.statsObj] if cs else [])
 
     def get_partitions_statistics_req(self, request: hms.PartitionsStatsRequest) -> hms.PartitionsStatsResult:
         req = _require(request, "request")
+        if (cat := other_catalog(req.catName, req.dbName)) is not None:
+            raise _no_table_in(cat, req.dbName, req.tblName)
         found = self.catalog.get_partition_column_statistics(_db(req.dbName), req.tblName, req.partNames or [],
                                                              req.colNames or [], req.engine or "hive")
         return hms.PartitionsStatsResult(partStats={n: [stats_obj_to_thrift(o) for o in cs.statsObj]
@@ -999,6 +1034,8 @@ class Handler(DelegationTokenCalls):
 
     def get_aggr_stats_for(self, request: hms.PartitionsStatsRequest) -> hms.AggrStats:
         req = _require(request, "request")
+        if (cat := other_catalog(req.catName, req.dbName)) is not None:
+            raise _no_table_in(cat, req.dbName, req.tblName)
         objs, found = self.catalog.get_aggr_stats(_db(req.dbName), req.tblName or "", req.partNames or [],
                                                   req.colNames or [], req.engine or "hive")
         return hms.AggrStats(colStats=[stats_obj_to_thrift(o) for o in objs], partsFound=found)
@@ -1062,15 +1099,19 @@ class Handler(DelegationTokenCalls):
         self.catalog.add_constraints(cons.CHECK,
                                      self._key_cols(cons.CHECK, _require(req, "request").checkConstraintCols))
 
-    def _constraints(self, kind: int, db: str | None, table: str | None) -> list[Any]:
+    def _constraints(self, kind: int, req: Any, db: str | None, table: str | None) -> list[Any]:
+        if other_catalog(req.catName, db) is not None:  # Hive 3 reads them by catalog: none in another
+            return []
         return [cons.to_thrift(k) for k in self.catalog.get_constraints(kind, _db(db), table or "")]
 
     def get_primary_keys(self, request: hms.PrimaryKeysRequest) -> hms.PrimaryKeysResponse:
         req = _require(request, "request")
-        return hms.PrimaryKeysResponse(primaryKeys=self._constraints(cons.PRIMARY_KEY, req.db_name, req.tbl_name))
+        return hms.PrimaryKeysResponse(primaryKeys=self._constraints(cons.PRIMARY_KEY, req, req.db_name, req.tbl_name))
 
     def get_foreign_keys(self, request: hms.ForeignKeysRequest) -> hms.ForeignKeysResponse:
         req = _require(request, "request")
+        if other_catalog(req.catName, req.foreign_db_name or req.parent_db_name) is not None:
+            return hms.ForeignKeysResponse(foreignKeys=[])
         keys = self.catalog.get_foreign_keys(_db(req.parent_db_name) if req.parent_db_name else None,
                                              req.parent_tbl_name, _db(req.foreign_db_name) if req.foreign_db_name
                                              else None, req.foreign_tbl_name)
@@ -1078,28 +1119,32 @@ class Handler(DelegationTokenCalls):
 
     def get_unique_constraints(self, request: hms.UniqueConstraintsRequest) -> hms.UniqueConstraintsResponse:
         req = _require(request, "request")
-        return hms.UniqueConstraintsResponse(uniqueConstraints=self._constraints(cons.UNIQUE, req.db_name,
+        return hms.UniqueConstraintsResponse(uniqueConstraints=self._constraints(cons.UNIQUE, req, req.db_name,
                                                                                  req.tbl_name))
 
     def get_not_null_constraints(self, request: hms.NotNullConstraintsRequest) -> hms.NotNullConstraintsResponse:
         req = _require(request, "request")
-        return hms.NotNullConstraintsResponse(notNullConstraints=self._constraints(cons.NOT_NULL, req.db_name,
+        return hms.NotNullConstraintsResponse(notNullConstraints=self._constraints(cons.NOT_NULL, req, req.db_name,
                                                                                    req.tbl_name))
 
     def get_default_constraints(self, request: hms.DefaultConstraintsRequest) -> hms.DefaultConstraintsResponse:
         req = _require(request, "request")
-        return hms.DefaultConstraintsResponse(defaultConstraints=self._constraints(cons.DEFAULT, req.db_name,
+        return hms.DefaultConstraintsResponse(defaultConstraints=self._constraints(cons.DEFAULT, req, req.db_name,
                                                                                    req.tbl_name))
 
     def get_check_constraints(self, request: hms.CheckConstraintsRequest) -> hms.CheckConstraintsResponse:
         req = _require(request, "request")
-        return hms.CheckConstraintsResponse(checkConstraints=self._constraints(cons.CHECK, req.db_name,
+        return hms.CheckConstraintsResponse(checkConstraints=self._constraints(cons.CHECK, req, req.db_name,
                                                                                req.tbl_name))
 
     def get_all_table_constraints(self, request: hms.AllTableConstraintsRequest) -> hms.AllTableConstraintsResponse:
         req = _require(request, "request")
-        found = {kind: [cons.to_thrift(k) for k in ks]
-                 for kind, ks in self.catalog.get_all_constraints(_db(req.dbName), req.tblName or "").items()}
+        if other_catalog(req.catName, req.dbName) is not None:  # Hive reads them by catalog: none in another
+            found: dict[int, list[Any]] = {kind: [] for kind in (cons.PRIMARY_KEY, cons.FOREIGN_KEY, cons.UNIQUE,
+                                                                 cons.NOT_NULL, cons.DEFAULT, cons.CHECK)}
+        else:
+            found = {kind: [cons.to_thrift(k) for k in ks]
+                     for kind, ks in self.catalog.get_all_constraints(_db(req.dbName), req.tblName or "").items()}
         return hms.AllTableConstraintsResponse(allTableConstraints=hms.SQLAllTableConstraints(
             primaryKeys=found[cons.PRIMARY_KEY], foreignKeys=found[cons.FOREIGN_KEY],
             uniqueConstraints=found[cons.UNIQUE], notNullConstraints=found[cons.NOT_NULL],
@@ -1162,6 +1207,8 @@ class Handler(DelegationTokenCalls):
     def get_notification_events_count(self,
                                       rqst: hms.NotificationEventsCountRequest) -> hms.NotificationEventsCountResponse:
         rqst = _require(rqst, "request")
+        if other_catalog(getattr(rqst, "catName", None)) is not None:  # Hive 3 counts a catalog's events
+            return hms.NotificationEventsCountResponse(eventsCount=0)
         n = self.catalog.events_count(rqst.fromEventId or 0, _db(rqst.dbName) if rqst.dbName else None,
                                       getattr(rqst, "toEventId", None), getattr(rqst, "limit", None))
         return hms.NotificationEventsCountResponse(eventsCount=n)

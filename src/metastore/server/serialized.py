@@ -33,7 +33,7 @@ from ..core import errors as E
 from ..core import model as m
 from ..core.names import make_part_name, part_vals_from_name
 from .convert import to_thrift
-from .handler import parse_db_name
+from .handler import other_catalog, parse_db_name
 from .thrift_server import FastPath
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,7 @@ class _TableArgs(Protocol):
 class _TableReq(Protocol):
     dbName: str | None  # noqa: N815 - the IDL's names
     tblName: str | None  # noqa: N815
+    catName: str | None  # noqa: N815
 
 
 class _TableReqArgs(Protocol):
@@ -201,8 +202,8 @@ class SerializedReads:
     @_guard
     def get_table_req(self, a: _TableReqArgs) -> bytes | None:
         req = a.req
-        if req is None:
-            return None
+        if req is None or other_catalog(req.catName, req.dbName) is not None:
+            return None  # the handler answers (a catalog this store does not have)
         e = self._entry(req.dbName, req.tblName)
         if e is None:
             return None
