@@ -210,6 +210,30 @@ def test_connection_setting(server: Server) -> None:
             c.drop_database(db, True, True)
 
 
+
+def test_call_environment_turns_the_check_off(server: Server) -> None:
+    """An alter whose environment context sets the key false is not checked (what `metastore repl load` sends: the
+    target takes the changes its source accepted); one setting it otherwise is."""
+    from metastore.repl.load import NO_STATS
+
+    db = unique("envconf")
+    with MetastoreClient(server.uri) as c:
+        c.create_database(hms.Database(name=db, description="", parameters={}))
+        try:
+            for n, props in enumerate(({KEY: "true", "a": "b"}, dict(NO_STATS.properties or {}))):
+                c.create_table(_table(db, f"t{n}", [("c", "bigint")], (), "MANAGED_TABLE"))
+                t = c.get_table(db, f"t{n}")
+                t.sd.cols = [hms.FieldSchema(name="c", type="int", comment=None)]
+                if n == 0:
+                    with pytest.raises(hms.InvalidOperationException, match="incompatible"):
+                        c.alter_table(db, f"t{n}", t, hms.EnvironmentContext(properties=props))
+                else:
+                    c.alter_table(db, f"t{n}", t, hms.EnvironmentContext(properties=props))
+                    assert c.get_table(db, f"t{n}").sd.cols[0].type == "int"
+        finally:
+            c.drop_database(db, True, True)
+
+
 @pytest.fixture(scope="module")
 def lenient(database: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A server with the setting false (Hive's key in the environment's form)."""

@@ -74,7 +74,9 @@ LOADING = "metastore.repl.loading"
 TARGET_EVENT = "metastore.repl.target.event.id"
 OWN_KEYS = (LAST_ID, SOURCE, LOADING, TARGET_EVENT)
 CHECKPOINT = 200
-NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
+# the target keeps the source's statistics, and takes the column type changes the source accepted
+NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true",
+                                              "hive.metastore.disallow.incompatible.col.type.changes": "false"})
 PROGRESS = "_load_progress"  # in the dump: the last event applied by an unfinished load
 _MALFORMED = (ValueError, KeyError, TypeError, AttributeError, ReplError)
 # An incremental load holds a bounded number of decoded messages, whatever the dump's size: the location check

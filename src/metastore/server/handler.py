@@ -175,6 +175,9 @@ def _wrap(name: str, fn: Callable[_P, _R]) -> Callable[_P, _R]:
     return call
 
 
+DISALLOW_INCOMPATIBLE = "hive.metastore.disallow.incompatible.col.type.changes"
+
+
 def parse_db_name(name: str | None) -> tuple[str | None, str]:
     """Hive 3+ clients prefix database names with their catalog: '@cat#db', '!' for an empty name."""
     if name is None:
@@ -771,14 +774,17 @@ class Handler(DelegationTokenCalls):
         new.dbName = _db(new.dbName) if new.dbName else _db(dbname)
         if env.get("CASCADE", "").lower() == "true":
             cascade = True
-        self.catalog.alter_table(_db(dbname), tbl_name, new, cascade, env, check_col_types=self._col_types_checked())
+        # the call's environment may turn the check off as setMetaConf does for the connection (a replication load
+        # replays changes its source accepted)
+        check = self._col_types_checked() and env.get(DISALLOW_INCOMPATIBLE, "").strip().lower() != "false"
+        self.catalog.alter_table(_db(dbname), tbl_name, new, cascade, env, check_col_types=check)
 
     def _col_types_checked(self) -> bool:
         """hive.metastore.disallow.incompatible.col.type.changes as Hive 3's alter handler reads it: the
         connection's setMetaConf value, else the server's setting (Hive's default true). Hive 2.3 refuses the key
         in setMetaConf, so there only the server's counts; a value other than true/false means false (Hadoop's
         getBoolean with Hive's default there)."""
-        return self.getMetaConf("hive.metastore.disallow.incompatible.col.type.changes").strip().lower() == "true"
+        return self.getMetaConf(DISALLOW_INCOMPATIBLE).strip().lower() == "true"
 
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: hms.Table) -> None:
         self._alter_table(dbname, tbl_name, new_tbl, False, {})
