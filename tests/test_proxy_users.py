@@ -228,7 +228,14 @@ def _run_once(srv: Server, name: str) -> dict[str, str]:
     raise AssertionError(f"the execution of {name} did not end")
 
 
-def test_policy_runs_as_its_user_over_kerberos(kdc: KDC, sqlite_db: Database, tmp_path: Path, as_user) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def own_db(tmp_path: Path) -> Iterator[Database]:
+    """A store for one test's server alone: the module's has pserver on it, whose scheduler (no authorization)
+    would run the policies made there too."""
+    yield from make_database("sqlite", tmp_path)
+
+
+def test_policy_runs_as_its_user_over_kerberos(kdc: KDC, own_db: Database, tmp_path: Path, as_user) -> None:  # type: ignore[no-untyped-def]
     """A Kerberos-only server with authorization=sql: its scheduler's connections to itself authenticate with
     its keytab (no ticket cache: KRB5CCNAME names none) and act for the policy's user."""
     from hive_metastore.ttypes import Database as TDatabase
@@ -239,7 +246,7 @@ def test_policy_runs_as_its_user_over_kerberos(kdc: KDC, sqlite_db: Database, tm
         PrivilegeGrantInfo,
     )
 
-    srv = _server(kdc, sqlite_db, tmp_path / "sched", "", **AUTHZ)
+    srv = _server(kdc, own_db, tmp_path / "sched", "", **AUTHZ)
     try:
         as_user("alice")
         db, name, root = unique("ksrc"), unique("kpol"), tmp_path / "staging"
