@@ -40,8 +40,15 @@ def start_reference(workdir: Path) -> Reference:
         _unavailable("the reference Hive metastore (needs ../shared/reference-hms and Java 17)")
     port = free_port()
     env = dict(os.environ, PYTHON=sys.executable, PORT=str(port), DIR=str(workdir))
-    r = subprocess.run(["bash", str(SCRIPTS / "start.sh"), "--fresh"], env=env, capture_output=True, text=True,
-                       timeout=300)
+    # Hive's RetryingHMSHandler retries a call failing in the database layer 10 times, 2 s apart (a too-long name,
+    # a duplicate column: 20 s each, the same error in the end); the metastore reads hivemetastore-site.xml
+    # beside start.sh's hive-site.xml, so one retry is configured there (DIR is new: no --fresh, which wipes it)
+    conf = Path(workdir) / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / "hivemetastore-site.xml").write_text(
+        "<configuration>\n  <property><name>hive.hmshandler.retry.attempts</name><value>1</value></property>\n"
+        "</configuration>\n")
+    r = subprocess.run(["bash", str(SCRIPTS / "start.sh")], env=env, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         stop_reference(workdir)
         pytest.fail(f"the reference metastore did not start:\n{r.stdout}\n{r.stderr}")

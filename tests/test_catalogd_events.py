@@ -88,6 +88,8 @@ def test_random_streams(ms: Metastore, ops: list[tuple[str, int, int, int]]) -> 
 
 
 @pytest.mark.slow
+# the event processor's logic, on SQLite only: the stores are test_random_streams's
+@pytest.mark.parametrize("backend", ["sqlite"], scope="module")
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck),
           phases=(Phase.explicit, Phase.reuse, Phase.generate))  # each example is real I/O: no shrinking
 @given(ops=st.lists(st.tuples(st.sampled_from(Driver.KINDS), st.integers(0, 7), st.integers(0, 7),

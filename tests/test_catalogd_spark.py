@@ -20,6 +20,13 @@ from conftest import Database, Server, free_port
 pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.timeout(3600)]
 
 
+@pytest.fixture(scope="module", params=["sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """SQLite only: what is tested is catalogd's cache and endpoint between Spark and the metastore (Spark on each
+    store is tests/test_spark.py's), and each run takes minutes."""
+    return str(request.param)
+
+
 @pytest.fixture
 def server(database: Database, tmp_path: Path):  # type: ignore[no-untyped-def]
     """One metastore on each store backend; catalogd reaches it through Thrift only."""

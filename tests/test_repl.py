@@ -631,6 +631,8 @@ def _spark(phase: str, server: Server, db: str, out: Path) -> dict[str, Any]:
 
 @pytest.mark.slow
 @pytest.mark.spark
+# Spark writing and copying the data: the loads' store work is the other tests' on every store
+@pytest.mark.parametrize("backend", ["sqlite"], scope="module")
 def test_spark_tables_replicated_with_spark_copy(pair: tuple[Server, Server], tmp_path: Path) -> None:
     """Acceptance 1: Spark writes on the source; after bootstrap and after an incremental cycle, Spark on
     the target answers every query as on the source. The data is copied by the PySpark job."""

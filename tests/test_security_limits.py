@@ -388,6 +388,7 @@ def test_accept_loop_survives_running_out_of_descriptors(db: Database, tmp_path:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite"], scope="module")  # the fronts' bounds: no store is involved
 def test_slowloris_2000_connections_per_front(db: Database, tmp_path: Path) -> None:
     """2,000 Thrift and 2,000 HTTP connections each holding a partial request: a client's get_table stays
     under 50 ms p99 (it takes ~1 ms alone; a server that hung or refused would fail), and new clients are
