@@ -613,9 +613,7 @@ class Catalog(ConstraintOps):
             table_loc = t.sd.location
             locations = [table_loc] + [loc for _, _, loc in parts if loc and not _under(loc, table_loc)]
         tx.delete_table(ref, parts)
-        q = tx.lock_queries()  # its compaction requests and write ids go with it, as Hive's
-        q.delete_compactions(t.dbName, t.tableName)
-        q.delete_write_ids(t.dbName, t.tableName)
+        tx.delete_table_txn_rows(t.dbName, t.tableName)  # its compaction requests and write ids, as Hive's
         self._event(tx, EventType.DROP_TABLE, t.dbName, t.tableName, self.msg.drop_table(t))
         return locations
 

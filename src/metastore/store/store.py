@@ -165,6 +165,11 @@ _TABLE_PARTS = _Stmt(sa.select(s.partitions.c.PART_ID, s.partitions.c.SD_ID, s.s
                      .select_from(s.partitions.outerjoin(s.sds, s.sds.c.SD_ID == s.partitions.c.SD_ID))
                      .where(s.partitions.c.TBL_ID == sa.bindparam("v")))
 _DATABASE = _Stmt(sa.select(s.dbs).where(s.dbs.c.NAME == sa.bindparam("name")))
+# a dropped table's transactional rows, named by database and table (Hive's TxnHandler tables keep names, not ids)
+_TABLE_TXN_ROWS = [_Stmt(t.delete().where(t.c[d] == sa.bindparam("db"), t.c[n] == sa.bindparam("name")))
+                   for t, d, n in ((s.compaction_queue, "CQ_DATABASE", "CQ_TABLE"),
+                                   (s.txn_to_write_id, "T2W_DATABASE", "T2W_TABLE"),
+                                   (s.next_write_id, "NWI_DATABASE", "NWI_TABLE"))]
 _COLUMNS_OF = _Stmt(sa.select(s.columns_v2.c.COLUMN_NAME, s.columns_v2.c.TYPE_NAME, s.columns_v2.c.COMMENT)
                     .where(s.columns_v2.c.CD_ID == sa.bindparam("v")).order_by(s.columns_v2.c.INTEGER_IDX))
 _KEYS_OF = _Stmt(sa.select(s.partition_keys.c.PKEY_NAME, s.partition_keys.c.PKEY_TYPE, s.partition_keys.c.PKEY_COMMENT)
@@ -944,6 +949,11 @@ class Tx:
     def table_partitions(self, tbl_id: int) -> list[tuple[int, int | None, str | None]]:
         """(PART_ID, SD_ID, location) of every partition of a table."""
         return [tuple(r) for r in self._run(_TABLE_PARTS, {"v": tbl_id}).fetchall()]
+
+    def delete_table_txn_rows(self, db: str, name: str) -> None:
+        """Forget a dropped table's compaction requests and write ids (statements compiled once: a drop's cost)."""
+        for st in _TABLE_TXN_ROWS:
+            self._run(st, {"db": db, "name": name})
 
     def delete_table(self, ref: Any, parts: Sequence[tuple[int, int | None, str | None]] | None = None) -> None:
         """Delete a table and its partitions; `parts` when the caller read them already (table_partitions)."""
