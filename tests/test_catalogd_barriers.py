@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from stores import sqlite_only  # noqa: F401  (the `backend` fixture: SQLite only; catalogd's barriers over Thrift)
 
 from metastore.catalogd.catalog import CatalogCache
 from metastore.catalogd.events import Applier, PseudoCommitTxnTask, RenameSourceTask, RenameTargetTask, TableTask, Task

@@ -24,6 +24,7 @@ from hive_metastore.ttypes import (
     Partition,
     Table,
 )
+from stores import sqlite_only  # noqa: F401  (the `backend` fixture: SQLite only; catalogd's endpoint over Thrift)
 from test_thrift_api import sd
 
 from metastore.catalogd.catalog import list_files

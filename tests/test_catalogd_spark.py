@@ -13,18 +13,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from stores import sqlite_only  # noqa: F401  (SQLite only: catalogd's part; Spark on each store is test_spark's)
 from test_spark import PRUNED, _differences, _java, reference_steps, run_workload  # noqa: F401 - the fixture
 
 from conftest import Database, Server, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.timeout(3600)]
-
-
-@pytest.fixture(scope="module", params=["sqlite"])
-def backend(request: pytest.FixtureRequest) -> str:
-    """SQLite only: what is tested is catalogd's cache and endpoint between Spark and the metastore (Spark on each
-    store is tests/test_spark.py's), and each run takes minutes."""
-    return str(request.param)
 
 
 @pytest.fixture

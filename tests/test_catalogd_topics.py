@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from hive_metastore.ttypes import Database, MetaException, Partition
+from stores import sqlite_only  # noqa: F401  (the `backend` fixture: SQLite only; catalogd's topics over Thrift)
 from test_catalogd_front import table
 
 from metastore.catalogd.catalog import CatalogCache

@@ -153,6 +153,7 @@ def test_topic_prefix_setting(activemq_broker: str, tmp_path: Path, fresh_databa
 
 # ---- 2. nothing lost -----------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("backend", ["sqlite"], scope="module")  # the broker's outage, on SQLite only
 def test_broker_outage_loses_nothing(activemq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
     try:
         with relay_run(activemq_broker, tmp_path, fresh_database.url, "outage") as run:

@@ -81,6 +81,7 @@ def _stop_app() -> None:
     assert _rabbitmqctl("stop_app")
 
 
+@pytest.mark.parametrize("backend", ["sqlite"], scope="module")  # the broker's outage, on SQLite only
 def test_broker_outage_loses_nothing(rabbitmq_broker: str, tmp_path: Path, fresh_database: Database) -> None:
     if not _rabbitmqctl("status"):
         pytest.skip("rabbitmqctl cannot control the local RabbitMQ")

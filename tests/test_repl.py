@@ -369,6 +369,7 @@ def test_table_named_functions_and_functions_both_replicate(pair: tuple[Server, 
 
 
 @pytest.mark.parametrize("bound", ["count", "bytes"])
+@pytest.mark.parametrize("backend", ["sqlite"], scope="module")  # repl's own logic, on SQLite only
 def test_incremental_load_holds_a_bounded_number_of_messages(pair: tuple[Server, Server], tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch, bound: str) -> None:
     """An incremental load streams its dump: the location check keeps at most CACHED decoded messages, of at
@@ -687,6 +688,7 @@ def _same_now(src: Server, tgt: Server, db: str, tdb: str) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite"], scope="module")  # repl's own logic, on SQLite only
 def test_scheduled_policies_every_5_seconds(pair: tuple[Server, Server], tmp_path: Path) -> None:
     """Acceptance 2: a dump policy on the source and a load policy on the target, EVERY 5 SECONDS."""
     src, tgt = pair

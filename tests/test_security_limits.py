@@ -21,10 +21,11 @@ import pytest
 from hive_metastore import ThriftHiveMetastore
 from hive_metastore.ttypes import Partition
 from sockets_support import closed_within
+from stores import sqlite_only  # noqa: F401  (the `backend` fixture: SQLite only; the fronts' bounds)
 
 from metastore.server.thrift_server import ELEMENT_COST, STRUCT_COST, MessageTooLarge, _MessageReader
 
-from conftest import Client, Database, Server, make_database
+from conftest import BACKENDS, Client, Database, Server, make_database
 from test_bad_input import GET_DEFAULT, answer, call_bytes
 
 SHORT = {"METASTORE_IDLE_TIMEOUT": "1.5s", "METASTORE_READ_TIMEOUT": "1s"}
@@ -338,6 +339,7 @@ def test_connections_beyond_the_cap_refused_and_the_server_serves_on(db: Databas
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", BACKENDS, scope="module")  # the store's connections take descriptors too
 def test_descriptor_exhaustion_under_ulimit_1024(db: Database, tmp_path: Path) -> None:
     """Under `ulimit -n 1024`, 1,500 connections to each front, held: the fronts refuse those beyond what the
     descriptors allow, the process lives and serves its clients, and serves new ones within 1 s after."""
@@ -388,7 +390,6 @@ def test_accept_loop_survives_running_out_of_descriptors(db: Database, tmp_path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["sqlite"], scope="module")  # the fronts' bounds: no store is involved
 def test_slowloris_2000_connections_per_front(db: Database, tmp_path: Path) -> None:
     """2,000 Thrift and 2,000 HTTP connections each holding a partial request: a client's get_table stays
     under 50 ms p99 (it takes ~1 ms alone; a server that hung or refused would fail), and new clients are
