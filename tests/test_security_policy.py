@@ -90,8 +90,9 @@ def test_an_upper_case_scheme_is_the_same_directory(server: Server, tmp_path: Pa
 
 
 def test_a_location_that_cannot_name_a_file_is_refused(server: Server) -> None:
-    """A lone surrogate (JSON can carry one: "\\udc80") cannot be encoded into a path: the location is refused as a
-    bad location (REST 400, from the catalog's InvalidObjectException), not a server failure, and nothing is made."""
+    """A lone surrogate (JSON can carry one: "\\udc80") cannot be encoded into a path: the request is refused (REST
+    400: the front refuses any string holding one before the catalog sees it), not a server failure, and nothing is
+    made."""
     import json
     import urllib.error
     import urllib.request
@@ -109,7 +110,7 @@ def test_a_location_that_cannot_name_a_file_is_refused(server: Server) -> None:
                 urllib.request.urlopen(req, timeout=30)
             answer = json.loads(e.value.read())
             assert e.value.code == 400, answer
-            assert "Unicode" in answer["error"]["message"]
+            assert "lone UTF-16 surrogate" in answer["error"]["message"], answer
         assert state(c) == before and server.alive()
         assert not any(p.name.startswith("x") for p in server.warehouse.iterdir())
     finally:
