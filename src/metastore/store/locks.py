@@ -7,7 +7,7 @@ a read-check-write here (allocating an id, granting a lock) cannot race another 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,13 @@ W = s.txn_to_write_id.c
 N = s.next_write_id.c
 WNL = s.txn_write_notification_log.c
 IN_CHUNK = 1000  # ids in one IN (...) list
+
+
+def _id_chunks(ids: Sequence[int]) -> Iterator[list[int]]:
+    """The distinct ids, ascending, in lists of at most IN_CHUNK (one IN (...) each)."""
+    distinct = sorted(set(ids))
+    for i in range(0, len(distinct), IN_CHUNK):
+        yield distinct[i:i + IN_CHUNK]
 
 
 @dataclass
@@ -209,10 +216,8 @@ class LockQueries:
     def txns_in(self, ids: Sequence[int]) -> list[TxnRow]:
         """The transactions of these ids that TXNS holds, by id."""
         out: list[TxnRow] = []
-        ids = sorted(set(ids))
-        for i in range(0, len(ids), IN_CHUNK):
-            q = sa.select(s.txns).where(T.TXN_ID.in_(ids[i:i + IN_CHUNK]))
-            out += [_txn(r) for r in self.conn.execute(q)]
+        for part in _id_chunks(ids):
+            out += [_txn(r) for r in self.conn.execute(sa.select(s.txns).where(T.TXN_ID.in_(part)))]
         return sorted(out, key=lambda t: t.id)
 
     def txns_between(self, lo: int, hi: int) -> list[TxnRow]:
@@ -221,18 +226,14 @@ class LockQueries:
 
     def end_txns(self, ids: Sequence[int], state: str, now: int) -> None:
         """End these transactions (set_txn_state for each) and release their locks."""
-        ids = sorted(set(ids))
-        for i in range(0, len(ids), IN_CHUNK):
-            part = ids[i:i + IN_CHUNK]
+        for part in _id_chunks(ids):
             self.conn.execute(s.txns.update().where(T.TXN_ID.in_(part)).values(TXN_STATE=state,
                                                                                TXN_LAST_HEARTBEAT=now))
             self.conn.execute(s.hive_locks.delete().where(L.HL_TXNID.in_(part)))
 
     def heartbeat_txns(self, ids: Sequence[int], now: int) -> None:
-        ids = sorted(set(ids))
-        for i in range(0, len(ids), IN_CHUNK):
-            self.conn.execute(s.txns.update().where(T.TXN_ID.in_(ids[i:i + IN_CHUNK])).values(
-                TXN_LAST_HEARTBEAT=now))
+        for part in _id_chunks(ids):
+            self.conn.execute(s.txns.update().where(T.TXN_ID.in_(part)).values(TXN_LAST_HEARTBEAT=now))
 
     def seed_txn_id(self, next_id: int) -> None:
         """The next transaction id becomes `next_id`."""
@@ -246,18 +247,16 @@ class LockQueries:
     def write_ids_of_txns(self, db: str, table: str, txnids: Sequence[int]) -> dict[int, int]:
         """{txn id: its write id on the table} of those of `txnids` that have one."""
         out: dict[int, int] = {}
-        ids = sorted(set(txnids))
-        for i in range(0, len(ids), IN_CHUNK):
+        for part in _id_chunks(txnids):
             q = sa.select(W.T2W_TXNID, W.T2W_WRITEID).where(W.T2W_DATABASE == db, W.T2W_TABLE == table,
-                                                            W.T2W_TXNID.in_(ids[i:i + IN_CHUNK]))
+                                                            W.T2W_TXNID.in_(part))
             out.update((int(t), int(w)) for t, w in self.conn.execute(q))
         return out
 
     def delete_write_ids_of_txns(self, db: str, table: str, txnids: Sequence[int]) -> None:
-        ids = sorted(set(txnids))
-        for i in range(0, len(ids), IN_CHUNK):
+        for part in _id_chunks(txnids):
             self.conn.execute(s.txn_to_write_id.delete().where(W.T2W_DATABASE == db, W.T2W_TABLE == table,
-                                                               W.T2W_TXNID.in_(ids[i:i + IN_CHUNK])))
+                                                               W.T2W_TXNID.in_(part)))
 
     def next_write_id(self, db: str, table: str) -> int | None:
         """NEXT_WRITE_ID of the table: None when it never allocated one."""
@@ -296,27 +295,14 @@ class LockQueries:
         base = sa.select(W.T2W_TXNID, W.T2W_WRITEID).where(W.T2W_DATABASE == db, W.T2W_TABLE == table,
                                                            W.T2W_WRITEID <= max_write_id)
         rows = {(int(t), int(w)) for t, w in self.conn.execute(base.where(W.T2W_TXNID > above_txn))}
-        ids = sorted(set(txnids))
-        for i in range(0, len(ids), IN_CHUNK):
-            rows.update((int(t), int(w)) for t, w in self.conn.execute(
-                base.where(W.T2W_TXNID.in_(ids[i:i + IN_CHUNK]))))
+        for part in _id_chunks(txnids):
+            rows.update((int(t), int(w)) for t, w in self.conn.execute(base.where(W.T2W_TXNID.in_(part))))
         return sorted(rows, key=lambda r: r[1])
 
     def txn_of_write_id(self, db: str, table: str, write_id: int) -> int | None:
         v = self.conn.execute(sa.select(W.T2W_TXNID).where(W.T2W_DATABASE == db, W.T2W_TABLE == table,
                                                            W.T2W_WRITEID == write_id)).scalar()
         return None if v is None else int(v)
-
-    def delete_write_ids(self, db: str, table: str | None = None) -> int:
-        """Forget the write ids of a dropped table (or of every table of a dropped database)."""
-        n = 0
-        for t, c_db, c_table in ((s.txn_to_write_id, W.T2W_DATABASE, W.T2W_TABLE),
-                                 (s.next_write_id, N.NWI_DATABASE, N.NWI_TABLE)):
-            q = t.delete().where(c_db == db)
-            if table is not None:
-                q = q.where(c_table == table)
-            n += self.conn.execute(q).rowcount or 0
-        return n
 
     def rename_table_references(self, db: str, table: str, new_db: str, new_table: str) -> None:
         """A renamed table keeps its write ids, write notifications and compaction requests (Hive's onRename)."""
@@ -374,10 +360,3 @@ class LockQueries:
     def compactions(self, limit: int) -> list[CompactionRow]:
         q = sa.select(s.compaction_queue).order_by(C.CQ_ID).limit(limit)
         return [_compaction(r) for r in self.conn.execute(q)]
-
-    def delete_compactions(self, db: str, table: str | None = None) -> int:
-        """Forget the requests of a dropped table (or of every table of a dropped database)."""
-        q = s.compaction_queue.delete().where(C.CQ_DATABASE == db)
-        if table is not None:
-            q = q.where(C.CQ_TABLE == table)
-        return self.conn.execute(q).rowcount
