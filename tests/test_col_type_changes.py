@@ -269,3 +269,20 @@ def test_parser_units() -> None:
     with pytest.raises(hive_types.HiveTypeError) as e:
         p("map<int,string")
     assert e.value.java_text == "java.lang.IllegalArgumentException: Error: > expected at the end of 'map<int,string'"
+
+
+def test_a_type_nested_thousands_deep_is_refused_with_the_reason(server: Server) -> None:
+    """A column type nested 5,000 levels deep is refused with a MetaException naming the limit (it was a
+    RecursionError the handler reported as unexpected), and the server serves on."""
+    db = unique("deep")
+    with MetastoreClient(server.uri) as c:
+        c.create_database(hms.Database(name=db, description="", parameters={}))
+        try:
+            c.create_table(_table(db, "t", [("c", "int")], (), "MANAGED_TABLE"))
+            t = c.get_table(db, "t")
+            t.sd.cols = [hms.FieldSchema(name="c", type="array<" * 5000 + "int" + ">" * 5000, comment=None)]
+            with pytest.raises(hms.MetaException, match=f"nested deeper than {hive_types.MAX_DEPTH} levels"):
+                c.alter_table(db, "t", t)
+            assert c.get_table(db, "t").sd.cols[0].type == "int"
+        finally:
+            c.drop_database(db, True, True)

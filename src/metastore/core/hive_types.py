@@ -51,6 +51,7 @@ _PRIMITIVES: dict[str, tuple[str, int]] = {
 _COMPLEX = ("array", "map", "struct", "uniontype")
 _UNKNOWN = "unknown"  # a name Hive's parser knows but cannot build a type of
 _MAX_CHAR, _MAX_VARCHAR, _MAX_PRECISION = 255, 65535, 38
+MAX_DEPTH = 100  # array/map/struct/uniontype levels in one type (Hive's own types nest a few)
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
 
@@ -96,6 +97,7 @@ class _Parser:
         self.text = text
         self.tokens = _tokens(text)
         self.i = 0
+        self.depth = 0  # of the type() being read
 
     def _fail(self, detail: str, java_class: str = _IAE) -> HiveTypeError:
         return HiveTypeError(java_class, detail)
@@ -184,6 +186,16 @@ class _Parser:
         return Complex("struct" if struct else "uniontype", tuple(names), tuple(types))
 
     def type(self) -> HiveType:
+        # a client's type may nest without end: refused with a reason, not a RecursionError
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise self._fail(f"Type nested deeper than {MAX_DEPTH} levels")
+            return self._type()
+        finally:
+            self.depth -= 1
+
+    def _type(self) -> HiveType:
         t = self.expect("type")
         if t.text in _PRIMITIVES:
             return self.primitive(t.text)
