@@ -204,10 +204,12 @@ def other_catalog(cat: str | None, db: str | None = None) -> str | None:
     return None if name is None or name.lower() == DEFAULT_CATALOG else name
 
 
-def _no_table_in(cat: str, db: str | None, table: str | None) -> E.NoSuchObject:
-    """Hive 3's ObjectStore answer for a table it cannot find in a catalog (statistics, partitions by expression)."""
-    return E.NoSuchObject(f"Specified catalog.database.table does not exist : "
-                          f"{cat.lower()}.{_db(db).lower()}.{(table or '').lower()}")
+def _check_catalog(req: Any) -> None:
+    """Hive 3's ObjectStore answer for a request (catName, dbName, tblName) naming a table in a catalog this store
+    does not have (statistics, partition values, partitions by expression)."""
+    if (cat := other_catalog(req.catName, req.dbName)) is not None:
+        raise E.NoSuchObject(f"Specified catalog.database.table does not exist : "
+                             f"{cat.lower()}.{_db(req.dbName).lower()}.{(req.tblName or '').lower()}")
 
 
 def _env(ctx: hms.EnvironmentContext | None) -> dict[str, str]:
@@ -466,8 +468,7 @@ class Handler(DelegationTokenCalls):
 
     def get_partition_values(self, request: hms.PartitionValuesRequest) -> hms.PartitionValuesResponse:
         req = _require(request, "request")
-        if (cat := other_catalog(req.catName, req.dbName)) is not None:
-            raise _no_table_in(cat, req.dbName, req.tblName)
+        _check_catalog(req)
         rows = self.catalog.get_partition_values(_db(req.dbName), req.tblName,
                                                  [k.name for k in req.partitionKeys or []],
                                                  req.applyDistinct is not False, req.filter, _max(req.maxParts))
@@ -475,8 +476,7 @@ class Handler(DelegationTokenCalls):
 
     def get_partition_names_req(self, req: hms.PartitionsByExprRequest) -> list[str]:
         req = _require(req, "request")
-        if (cat := other_catalog(req.catName, req.dbName)) is not None:
-            raise _no_table_in(cat, req.dbName, req.tblName)
+        _check_catalog(req)
         if not req.expr:
             return self.catalog.get_partition_names(_db(req.dbName), req.tblName, _max(req.maxParts))
         try:
@@ -920,8 +920,7 @@ class Handler(DelegationTokenCalls):
 
     def get_partitions_by_expr(self, req: hms.PartitionsByExprRequest) -> hms.PartitionsByExprResult:
         req = _require(req, "request")
-        if (cat := other_catalog(req.catName, req.dbName)) is not None:
-            raise _no_table_in(cat, req.dbName, req.tblName)
+        _check_catalog(req)
         try:
             parts = self.catalog.get_partitions_by_expr(_db(req.dbName), req.tblName, req.expr or b"",
                                                         req.defaultPartitionName,
@@ -1016,16 +1015,14 @@ class Handler(DelegationTokenCalls):
 
     def get_table_statistics_req(self, request: hms.TableStatsRequest) -> hms.TableStatsResult:
         req = _require(request, "request")
-        if (cat := other_catalog(req.catName, req.dbName)) is not None:
-            raise _no_table_in(cat, req.dbName, req.tblName)
+        _check_catalog(req)
         cs = self.catalog.get_table_column_statistics(_db(req.dbName), req.tblName, req.colNames or [],
                                                       req.engine or "hive")
         return hms.TableStatsResult(tableStats=[stats_obj_to_thrift(o) for o in cs.statsObj] if cs else [])
 
     def get_partitions_statistics_req(self, request: hms.PartitionsStatsRequest) -> hms.PartitionsStatsResult:
         req = _require(request, "request")
-        if (cat := other_catalog(req.catName, req.dbName)) is not None:
-            raise _no_table_in(cat, req.dbName, req.tblName)
+        _check_catalog(req)
         found = self.catalog.get_partition_column_statistics(_db(req.dbName), req.tblName, req.partNames or [],
                                                              req.colNames or [], req.engine or "hive")
         return hms.PartitionsStatsResult(partStats={n: [stats_obj_to_thrift(o) for o in cs.statsObj]
@@ -1040,8 +1037,7 @@ class Handler(DelegationTokenCalls):
 
     def get_aggr_stats_for(self, request: hms.PartitionsStatsRequest) -> hms.AggrStats:
         req = _require(request, "request")
-        if (cat := other_catalog(req.catName, req.dbName)) is not None:
-            raise _no_table_in(cat, req.dbName, req.tblName)
+        _check_catalog(req)
         objs, found = self.catalog.get_aggr_stats(_db(req.dbName), req.tblName or "", req.partNames or [],
                                                   req.colNames or [], req.engine or "hive")
         return hms.AggrStats(colStats=[stats_obj_to_thrift(o) for o in objs], partsFound=found)
