@@ -586,8 +586,7 @@ class Locks:
     def _txn_event(self, tx: Tx, kind: EventType, fields: dict[str, object], now: int) -> None:
         """An event of no database or table (as Hive writes the transaction events), in the change's transaction."""
         msg = self._messages()
-        doc = {"server": msg.server, "servicePrincipal": msg.principal, **fields, "timestamp": now // 1000}
-        tx.add_event(kind, None, None, json.dumps(doc, separators=(",", ":")), msg.format, now // 1000)
+        tx.add_event(kind, None, None, msg.transaction(now // 1000, **fields), msg.format, now // 1000)
 
     def _commit_event(self, tx: Tx, q: LockQueries, txnid: int, now: int) -> None:
         """COMMIT_TXN: the transaction's id and, as Hive adds them from its write notification log, one entry per

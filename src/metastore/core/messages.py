@@ -128,6 +128,10 @@ class JsonMessageFactory:
     def drop_constraint(self, db: str, table: str, name: str) -> str:
         return self._dump(self._head(dbName=db, tableName=table, constraintName=name, timestamp=self._now()))
 
+    def transaction(self, timestamp: int, **fields: Any) -> str:
+        """OPEN_TXN, COMMIT_TXN, ABORT_TXN (Hive 3's JSONOpenTxnMessage, ...): the event's own fields."""
+        return self._dump(self._head(**fields, timestamp=timestamp))
+
     def alloc_write_id(self, db: str, table: str, pairs: list[tuple[int, int]]) -> str:
         """ALLOC_WRITE_ID (Hive 3's): the write ids a table gave transactions, as parallel lists."""
         return self._dump(self._head(dbName=db, tableName=table, txnIdList=[t for t, _ in pairs],
